@@ -1,0 +1,56 @@
+# NativeVirt — run `make help` for the targets.
+# Fragments under hack/make/*.mk add targets owned by one concern (cluster, images, ...).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+OUT       ?= $(CURDIR)/_output
+BIN       := $(OUT)/bin
+GO        ?= go
+GOFLAGS   ?=
+export PATH := /usr/local/go/bin:$(BIN):$(PATH)
+
+COMPONENTS := nativevirt-apiserver
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the NativeVirt binaries into _output/bin.
+	@mkdir -p $(BIN)
+	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(COMPONENTS))
+
+.PHONY: generate
+generate: ## Regenerate deepcopy, defaulters, OpenAPI and clients (k8s.io/code-generator).
+	hack/update-codegen.sh
+
+.PHONY: verify
+verify: ## gofmt, go vet and generated-code drift.
+	hack/verify.sh
+
+.PHONY: test
+test: test-unit test-integration test-e2e ## All tests: unit, integration, e2e.
+
+.PHONY: test-unit
+test-unit: ## Unit tests (no servers).
+	$(GO) test $(GOFLAGS) -count=1 $$($(GO) list ./... | grep -v -E '/test/(integration|e2e)')
+
+.PHONY: test-integration
+test-integration: ## Integration tests: real server in-process with a real embedded etcd.
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m ./test/integration/...
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
+	@if ls test/e2e/*_test.go >/dev/null 2>&1; then $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...; else echo "no e2e tests yet"; fi
+
+.PHONY: run
+run: build ## Main job: start NativeVirt (today: the apiserver with embedded etcd, local dev mode).
+	hack/run-local-apiserver.sh
+
+.PHONY: clean
+clean: ## Remove build output (_output).
+	rm -rf $(OUT)
+
+-include hack/make/*.mk
