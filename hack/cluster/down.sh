@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Stops the local cluster started by hack/cluster/up.sh and removes what it left on the machine:
+# processes (by PID), containers and their shims (of our containerd only), mounts under our
+# directories, bridge nv0 with its veths, network namespaces, and the runtime state in
+# /run/nativevirt. Safe to run when nothing is up.
+#
+#   hack/cluster/down.sh          # or: make down
+#   WIPE=1 hack/cluster/down.sh   # also delete the persisted state (etcd, PKI, images, kubelet)
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
+source "$HERE/node.sh"
+
+[[ $(id -u) -eq 0 ]] || nv_die "stopping the local cluster needs root"
+
+# our_mounts: mount points under our directories, most recent first (children before parents).
+our_mounts() {
+	awk '{print $5}' /proc/self/mountinfo | while read -r m; do
+		m=$(printf '%b' "$m") # mountinfo escapes spaces and such as octal
+		case $m in
+		"$NV_LOCAL_DIR" | "$NV_LOCAL_DIR"/* | "$NV_RUN_DIR" | "$NV_RUN_DIR"/*) echo "$m" ;;
+		esac
+	done | tac
+}
+
+# kill_pids SIGNAL PID...: signal the given processes, ignoring those already gone.
+kill_pids() {
+	local sig=$1 pid
+	shift
+	for pid in "$@"; do
+		kill "-$sig" "$pid" 2>/dev/null || true
+	done
+}
+
+# pod_pids: processes in the pod cgroups of our kubelet (left behind by a killed shim).
+pod_pids() {
+	local f
+	for f in /proc/[0-9]*/cgroup; do
+		grep -qs ':/kubepods' "$f" && basename "$(dirname "$f")"
+	done
+}
+
+# shim_pids: containerd shims started by OUR containerd (they carry its socket path).
+shim_pids() {
+	ps -eo pid=,args= | awk -v sock="$NV_CONTAINERD_SOCK" \
+		'$2 ~ /containerd-shim/ && index($0, " " sock) {print $1}'
+}
+
+nv_log "stopping kubelet, scheduler, controller-manager"
+for p in kubelet kube-scheduler kube-controller-manager; do
+	nv_stop "$p"
+done
+
+if nv_running containerd && nv_ctr version >/dev/null 2>&1; then
+	tasks=$(nv_ctr tasks ls -q 2>/dev/null || true)
+	if [[ -n $tasks ]]; then
+		nv_log "killing $(wc -w <<<"$tasks") containers"
+		for t in $tasks; do
+			nv_ctr tasks kill --signal SIGKILL "$t" >/dev/null 2>&1 || true
+		done
+		for t in $tasks; do
+			for _ in $(seq 1 50); do
+				nv_ctr tasks delete "$t" >/dev/null 2>&1 && break
+				sleep 0.1
+			done
+		done
+	fi
+fi
+nv_stop containerd
+
+shims=$(shim_pids)
+if [[ -n $shims ]]; then
+	nv_log "killing leftover shims of our containerd: $shims"
+	kill_pids KILL $shims
+fi
+pods=$(pod_pids)
+if [[ -n $pods ]]; then
+	nv_log "killing leftover pod processes: $(echo $pods)"
+	kill_pids KILL $pods
+fi
+
+nv_stop kube-apiserver
+nv_stop etcd
+
+# Anything still recorded in a pidfile (a process added to NV_PROCS later, say).
+for f in "$NV_PIDS"/*.pid; do
+	[[ -e $f ]] && nv_stop "$(basename "$f" .pid)"
+done
+
+for attempt in 1 2 3; do
+	mounts=$(our_mounts)
+	[[ -z $mounts ]] && break
+	[[ $attempt -eq 1 ]] && nv_log "unmounting $(wc -l <<<"$mounts") mounts under $NV_LOCAL_DIR and $NV_RUN_DIR"
+	while read -r m; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done <<<"$mounts"
+done
+
+if ip link show "$NV_BRIDGE" >/dev/null 2>&1; then
+	for veth in $(ip -o link show master "$NV_BRIDGE" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
+		ip link delete "$veth" 2>/dev/null || true
+	done
+	ip link delete "$NV_BRIDGE"
+	nv_log "deleted bridge $NV_BRIDGE"
+fi
+
+# Runtime state and the CNI plugins' result cache of our network (its netns are gone).
+rm -rf "$NV_RUN_DIR"
+rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-*
+rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+
+# The kubelet's pod cgroups (cgroupfs driver), deepest first; busy ones stay.
+for hier in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+	[[ -d $hier ]] && find "$hier" -depth -type d -exec rmdir {} + 2>/dev/null
+done
+
+if [[ ${WIPE:-0} == 1 ]]; then
+	nv_log "WIPE=1: deleting the state in $NV_LOCAL_DIR"
+	# The kubelet's log symlinks pointing into our pod logs.
+	for l in /var/log/containers/*.log; do
+		[[ -L $l && $(readlink "$l") == "$NV_LOCAL_DIR"/* ]] && rm -f "$l"
+	done
+	# Only what up.sh creates, never NV_LOCAL_DIR wholesale (it may be overridden).
+	rm -rf "$NV_LOCAL_DIR"/{etcd,pki,kubeconfigs,kubeconfig,containerd,kubelet,cni,pod-logs,pids,logs}
+	rmdir "$NV_LOCAL_DIR" 2>/dev/null || true
+fi
+nv_log "down"

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Shared settings and helpers of the local single-node Kubernetes (hack/cluster/up.sh, down.sh).
+# Sourced, never run. Every path and address of the cluster is defined here, once.
+
+NV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NV_BIN=${NV_BIN_DIR:-$NV_ROOT/_output/bin}
+# Persisted state (PKI, etcd data, containerd images, kubelet root, logs). WIPE=1 down.sh deletes it.
+NV_LOCAL_DIR=${NV_LOCAL_DIR:-$NV_ROOT/_output/local}
+NV_LOGS=$NV_LOCAL_DIR/logs
+NV_PIDS=$NV_LOCAL_DIR/pids
+NV_PKI=$NV_LOCAL_DIR/pki
+NV_KUBECONFIGS=$NV_LOCAL_DIR/kubeconfigs
+NV_KUBECONFIG=$NV_LOCAL_DIR/kubeconfig
+# Runtime state that must not outlive the cluster (sockets, runc state, netns, IPAM): tmpfs.
+# Kept short: unix socket paths are limited to 108 bytes.
+NV_RUN_DIR=/run/nativevirt
+NV_CONTAINERD_SOCK=$NV_RUN_DIR/containerd.sock
+
+# Network: pods live on bridge nv0; kube-apiserver listens on the bridge's address so that pods
+# reach it directly (there is no kube-proxy; see artifacts/local for the env that points there).
+NV_BRIDGE=nv0
+NV_BRIDGE_IP=10.88.0.1
+NV_POD_CIDR=10.88.0.0/16
+NV_SERVICE_CIDR=10.96.0.0/24
+NV_SERVICE_IP=10.96.0.1
+NV_API_PORT=6443
+NV_API_URL=https://$NV_BRIDGE_IP:$NV_API_PORT
+NV_CNI_NETWORK=nativevirt
+# etcd on non-default ports so that a system etcd (or someone else's) does not clash.
+NV_ETCD_CLIENT_PORT=12379
+NV_ETCD_PEER_PORT=12380
+NV_ETCD_METRICS_PORT=12381
+
+NV_NODE_NAME=localhost
+NV_PAUSE_IMAGE=localhost/pause:dev
+
+# Test users without groups for RBAC matrix tests; each gets a token and a kubeconfig in
+# $NV_KUBECONFIGS/<user>.kubeconfig. Extend freely: up.sh adds missing users to the token file
+# (kube-apiserver reads it at start, so a running cluster needs a down/up to see new ones).
+NV_TEST_USERS=(nv-nobody nv-viewer nv-editor nv-admin)
+
+# The processes, in start order; down.sh stops them in reverse.
+NV_PROCS=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler kubelet)
+
+export PATH=/usr/local/go/bin:$NV_BIN:/usr/sbin:/sbin:$PATH
+
+nv_t0=${nv_t0:-$(date +%s)}
+
+# nv_log MSG...: a line prefixed with the seconds since the script started.
+nv_log() {
+	echo "[+$(($(date +%s) - nv_t0))s] $*"
+}
+
+# nv_die MSG...: print to stderr and exit 1.
+nv_die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+nv_step_names=()
+nv_step_secs=()
+nv_step_started=0
+
+# nv_step NAME: start timing a step (closing the previous one); nv_step_end closes the last one.
+nv_step() {
+	nv_step_end
+	nv_step_names+=("$1")
+	nv_step_started=$(date +%s)
+	nv_log "$1"
+}
+
+nv_step_end() {
+	if [[ $nv_step_started -ne 0 ]]; then
+		nv_step_secs+=($(($(date +%s) - nv_step_started)))
+		nv_step_started=0
+	fi
+}
+
+# nv_step_report: one line per step with its duration.
+nv_step_report() {
+	nv_step_end
+	local i
+	echo "step timings:"
+	for i in "${!nv_step_names[@]}"; do
+		printf '  %-28s %4ss\n' "${nv_step_names[$i]}" "${nv_step_secs[$i]}"
+	done
+	printf '  %-28s %4ss\n' total $(($(date +%s) - nv_t0))
+}
+
+# nv_pid NAME: the PID recorded for NAME if that process is still alive and still runs the
+# same executable (guards against PID reuse); empty otherwise.
+nv_pid() {
+	local f=$NV_PIDS/$1.pid pid exe
+	[[ -f $f ]] || return 0
+	pid=$(<"$f")
+	[[ $pid =~ ^[0-9]+$ ]] || return 0
+	exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 0
+	[[ -f $NV_PIDS/$1.exe && $(<"$NV_PIDS/$1.exe") == "$exe" ]] || return 0
+	echo "$pid"
+}
+
+# nv_running NAME: true when NAME runs.
+nv_running() {
+	[[ -n $(nv_pid "$1") ]]
+}
+
+# nv_start NAME CMD...: start CMD in its own session, output appended to $NV_LOGS/NAME.log,
+# PID in $NV_PIDS/NAME.pid. No-op when NAME already runs.
+nv_start() {
+	local name=$1
+	shift
+	if nv_running "$name"; then
+		nv_log "$name already running (pid $(nv_pid "$name"))"
+		return 0
+	fi
+	mkdir -p "$NV_LOGS" "$NV_PIDS"
+	echo "=== $(date -u +%FT%TZ) start: $*" >>"$NV_LOGS/$name.log"
+	setsid "$@" >>"$NV_LOGS/$name.log" 2>&1 </dev/null &
+	local pid=$!
+	echo "$pid" >"$NV_PIDS/$name.pid"
+	# The executable is recorded to recognise this process later (nv_pid); the forked shell
+	# execs setsid, which execs the command in place, so the PID stays the same.
+	local want exe=""
+	want=$(readlink -f "$(command -v "$1")")
+	for _ in $(seq 1 100); do
+		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || break
+		[[ $exe == "$want" ]] && break
+		sleep 0.02
+	done
+	if [[ $exe != "$want" ]]; then
+		tail -20 "$NV_LOGS/$name.log" >&2
+		nv_die "$name did not start; see $NV_LOGS/$name.log"
+	fi
+	echo "$exe" >"$NV_PIDS/$name.exe"
+	nv_log "$name started (pid $pid, log $NV_LOGS/$name.log)"
+}
+
+# nv_stop NAME [GRACE]: SIGTERM, wait up to GRACE seconds (default 15), then SIGKILL.
+nv_stop() {
+	local name=$1 grace=${2:-15} pid
+	pid=$(nv_pid "$name")
+	if [[ -n $pid ]]; then
+		kill -TERM "$pid" 2>/dev/null || true
+		local i
+		for ((i = 0; i < grace * 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			nv_log "$name (pid $pid) ignored SIGTERM for ${grace}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		nv_log "$name stopped (pid $pid)"
+	fi
+	rm -f "$NV_PIDS/$name.pid" "$NV_PIDS/$name.exe"
+}
+
+# nv_wait_for SECONDS WHAT CMD...: poll CMD every second until it succeeds; fail after SECONDS.
+nv_wait_for() {
+	local secs=$1 what=$2
+	shift 2
+	local deadline=$(($(date +%s) + secs))
+	until "$@" >/dev/null 2>&1; do
+		if [[ $(date +%s) -ge $deadline ]]; then
+			echo "timed out after ${secs}s waiting for $what" >&2
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# nv_kubectl ARGS...: kubectl as the cluster admin.
+nv_kubectl() {
+	"$NV_BIN/kubectl" --kubeconfig "$NV_KUBECONFIG" "$@"
+}
+
+# nv_ctr ARGS...: ctr against our private containerd, in the namespace the CRI uses.
+nv_ctr() {
+	ctr --address "$NV_CONTAINERD_SOCK" --namespace k8s.io "$@"
+}
+
+# nv_token USER: the bearer token of USER from the token file.
+nv_token() {
+	awk -F, -v u="$1" '$2 == u {print $1; exit}' "$NV_PKI/tokens.csv"
+}
