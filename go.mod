@@ -93,4 +93,12 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-tool k8s.io/code-generator/cmd/deepcopy-gen
+tool (
+	k8s.io/code-generator/cmd/applyconfiguration-gen
+	k8s.io/code-generator/cmd/client-gen
+	k8s.io/code-generator/cmd/deepcopy-gen
+	k8s.io/code-generator/cmd/defaulter-gen
+	k8s.io/code-generator/cmd/informer-gen
+	k8s.io/code-generator/cmd/lister-gen
+	k8s.io/kube-openapi/cmd/openapi-gen
+)
