@@ -1,0 +1,168 @@
+package v1
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// These tests prove that NativeVirt's types are JSON-identical to KubeVirt's
+// (kubevirt.io/api v1.7.0) for every field modelled here. Each of our objects
+// is filled completely by reflection, then:
+//
+//  1. ours → JSON → KubeVirt's type, decoded strictly: every field we model
+//     exists in KubeVirt's type with a compatible type;
+//  2. KubeVirt's object → JSON, compared with ours: same keys, same values,
+//     same omitempty behaviour;
+//  3. KubeVirt's JSON → ours, decoded strictly → JSON, compared again.
+//
+// Fields KubeVirt has and NativeVirt does not model are out of scope by
+// design: the API server rejects them as unknown.
+
+// compatCase pairs one of our kinds with KubeVirt's.
+type compatCase struct {
+	name   string
+	ours   func() any
+	theirs func() any
+	kind   string
+}
+
+func compatCases() []compatCase {
+	return []compatCase{
+		{"VirtualMachine", func() any { return &VirtualMachine{} }, func() any { return &kubevirtv1.VirtualMachine{} }, "VirtualMachine"},
+		{"VirtualMachineList", func() any { return &VirtualMachineList{} }, func() any { return &kubevirtv1.VirtualMachineList{} }, "VirtualMachineList"},
+		{"VirtualMachineInstance", func() any { return &VirtualMachineInstance{} }, func() any { return &kubevirtv1.VirtualMachineInstance{} }, "VirtualMachineInstance"},
+		{"VirtualMachineInstanceList", func() any { return &VirtualMachineInstanceList{} }, func() any { return &kubevirtv1.VirtualMachineInstanceList{} }, "VirtualMachineInstanceList"},
+		{"VirtualMachineInstanceReplicaSet", func() any { return &VirtualMachineInstanceReplicaSet{} }, func() any { return &kubevirtv1.VirtualMachineInstanceReplicaSet{} }, "VirtualMachineInstanceReplicaSet"},
+		{"VirtualMachineInstanceMigration", func() any { return &VirtualMachineInstanceMigration{} }, func() any { return &kubevirtv1.VirtualMachineInstanceMigration{} }, "VirtualMachineInstanceMigration"},
+		{"StartOptions", func() any { return &StartOptions{} }, func() any { return &kubevirtv1.StartOptions{} }, "StartOptions"},
+		{"StopOptions", func() any { return &StopOptions{} }, func() any { return &kubevirtv1.StopOptions{} }, "StopOptions"},
+		{"RestartOptions", func() any { return &RestartOptions{} }, func() any { return &kubevirtv1.RestartOptions{} }, "RestartOptions"},
+		{"MigrateOptions", func() any { return &MigrateOptions{} }, func() any { return &kubevirtv1.MigrateOptions{} }, "MigrateOptions"},
+		{"PauseOptions", func() any { return &PauseOptions{} }, func() any { return &kubevirtv1.PauseOptions{} }, "PauseOptions"},
+		{"UnpauseOptions", func() any { return &UnpauseOptions{} }, func() any { return &kubevirtv1.UnpauseOptions{} }, "UnpauseOptions"},
+	}
+}
+
+func TestJSONCompatibleWithKubeVirt(t *testing.T) {
+	modes := []struct {
+		name       string
+		zeroLeaves bool
+	}{
+		{"non-zero values", false},
+		{"zero values in allocated structs", true},
+	}
+	for _, mode := range modes {
+		for _, tc := range compatCases() {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				ours := tc.ours()
+				(&filler{zeroLeaves: mode.zeroLeaves}).fill(ours)
+				setTypeMeta(t, ours, tc.kind)
+				assertSameJSON(t, ours, tc.theirs(), tc.ours())
+			})
+		}
+	}
+}
+
+// TestJSONCompatibleKubeVirtObject goes the other way for a realistic object
+// written with KubeVirt's own Go types.
+func TestJSONCompatibleKubeVirtObject(t *testing.T) {
+	theirs := kubeVirtVM()
+	theirsJSON := mustMarshal(t, theirs)
+	ours := &VirtualMachine{}
+	if err := strictUnmarshal(theirsJSON, ours); err != nil {
+		t.Fatalf("KubeVirt's VirtualMachine does not decode strictly into ours: %v", err)
+	}
+	if diff := cmp.Diff(asGeneric(t, theirsJSON), asGeneric(t, mustMarshal(t, ours))); diff != "" {
+		t.Errorf("JSON differs after KubeVirt → NativeVirt (-kubevirt +nativevirt):\n%s", diff)
+	}
+}
+
+// assertSameJSON runs the three steps described at the top of the file.
+func assertSameJSON(t *testing.T, ours, theirs, oursAgain any) {
+	t.Helper()
+	oursJSON := mustMarshal(t, ours)
+	if err := strictUnmarshal(oursJSON, theirs); err != nil {
+		t.Fatalf("our JSON does not decode strictly into KubeVirt's type: %v\n%s", err, oursJSON)
+	}
+	theirsJSON := mustMarshal(t, theirs)
+	if diff := cmp.Diff(asGeneric(t, oursJSON), asGeneric(t, theirsJSON)); diff != "" {
+		t.Errorf("JSON differs after NativeVirt → KubeVirt (-nativevirt +kubevirt):\n%s", diff)
+	}
+	if err := strictUnmarshal(theirsJSON, oursAgain); err != nil {
+		t.Fatalf("KubeVirt's JSON does not decode strictly into our type: %v", err)
+	}
+	if diff := cmp.Diff(asGeneric(t, theirsJSON), asGeneric(t, mustMarshal(t, oursAgain))); diff != "" {
+		t.Errorf("JSON differs after KubeVirt → NativeVirt (-kubevirt +nativevirt):\n%s", diff)
+	}
+}
+
+// setTypeMeta gives top-level objects (and list items) their apiVersion and kind.
+func setTypeMeta(t *testing.T, obj any, kind string) {
+	t.Helper()
+	tm := metav1.TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: kind}
+	switch o := obj.(type) {
+	case *VirtualMachine:
+		o.TypeMeta = tm
+	case *VirtualMachineList:
+		o.TypeMeta = tm
+		o.ListMeta = metav1.ListMeta{ResourceVersion: "7", Continue: "c"}
+		for i := range o.Items {
+			o.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: tm.APIVersion, Kind: "VirtualMachine"}
+		}
+	case *VirtualMachineInstance:
+		o.TypeMeta = tm
+	case *VirtualMachineInstanceList:
+		o.TypeMeta = tm
+		o.ListMeta = metav1.ListMeta{ResourceVersion: "7"}
+		for i := range o.Items {
+			o.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: tm.APIVersion, Kind: "VirtualMachineInstance"}
+		}
+	case *VirtualMachineInstanceReplicaSet:
+		o.TypeMeta = tm
+	case *VirtualMachineInstanceMigration:
+		o.TypeMeta = tm
+	case *StartOptions:
+		o.TypeMeta = tm
+	case *StopOptions:
+		o.TypeMeta = tm
+	case *RestartOptions:
+		o.TypeMeta = tm
+	case *MigrateOptions:
+		o.TypeMeta = tm
+	case *PauseOptions:
+		o.TypeMeta = tm
+	case *UnpauseOptions:
+		o.TypeMeta = tm
+	default:
+		t.Fatalf("setTypeMeta: unexpected type %T", obj)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %T: %v", v, err)
+	}
+	return out
+}
+
+func strictUnmarshal(data []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
+}
+
+func asGeneric(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("unmarshal generic: %v", err)
+	}
+	return out
+}
