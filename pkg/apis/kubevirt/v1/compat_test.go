@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/nativevirt/nativevirt/pkg/apis/kubevirt/apitesting"
 )
 
 // These tests prove that NativeVirt's types are JSON-identical to KubeVirt's
@@ -60,7 +62,7 @@ func TestJSONCompatibleWithKubeVirt(t *testing.T) {
 		for _, tc := range compatCases() {
 			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
 				ours := tc.ours()
-				(&filler{zeroLeaves: mode.zeroLeaves}).fill(ours)
+				(&apitesting.Filler{ZeroLeaves: mode.zeroLeaves}).Fill(ours)
 				setTypeMeta(t, ours, tc.kind)
 				assertSameJSON(t, ours, tc.theirs(), tc.ours())
 			})

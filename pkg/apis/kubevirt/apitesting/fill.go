@@ -1,4 +1,7 @@
-package v1
+// Package apitesting helps tests of API types: Filler sets every field of an
+// object by reflection, so that round-trip tests cover each modelled field
+// without listing them by hand (and notice fields added later).
+package apitesting
 
 import (
 	"fmt"
@@ -10,15 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// filler sets every field of a value by reflection, so that a compatibility
-// test covers each field this package models without listing them by hand
-// (and without silently missing a field added later).
+// Filler sets every field of a value by reflection.
 //
-// With zeroLeaves false every scalar gets a non-zero value; with zeroLeaves
-// true scalars stay zero while every pointer, slice and map is still
-// allocated, which exposes differences in omitempty handling.
-type filler struct {
-	zeroLeaves bool
+// With ZeroLeaves false every scalar gets a distinct non-zero value; with
+// ZeroLeaves true scalars stay zero while every pointer, slice and map is
+// still allocated, which exposes differences in omitempty handling. Slices
+// and maps get one element. Unsigned integers make Fill panic: API types
+// must not use them. Fill is meant for tests and panics on types it cannot
+// fill.
+type Filler struct {
+	ZeroLeaves bool
 	counter    int
 }
 
@@ -31,36 +35,36 @@ var (
 	listMetaType    = reflect.TypeOf(metav1.ListMeta{})
 )
 
-// fill sets every field reachable from ptr, which must be a pointer.
-func (f *filler) fill(ptr any) {
+// Fill sets every field reachable from ptr, which must be a non-nil pointer.
+func (f *Filler) Fill(ptr any) {
 	f.value(reflect.ValueOf(ptr).Elem(), 0)
 }
 
-func (f *filler) next() int {
+func (f *Filler) next() int {
 	f.counter++
 	return f.counter
 }
 
-func (f *filler) value(v reflect.Value, depth int) {
+func (f *Filler) value(v reflect.Value, depth int) {
 	if depth > 40 {
 		panic(fmt.Sprintf("filler: type nesting too deep at %s", v.Type()))
 	}
 	switch v.Type() {
 	case quantityType:
-		if f.zeroLeaves {
+		if f.ZeroLeaves {
 			v.Set(reflect.ValueOf(resource.MustParse("0")))
 		} else {
 			v.Set(reflect.ValueOf(resource.MustParse(fmt.Sprintf("%dMi", f.next()))))
 		}
 		return
 	case timeType:
-		if !f.zeroLeaves {
+		if !f.ZeroLeaves {
 			t := time.Date(2024, 1, 2, 3, 4, f.next()%60, 0, time.UTC)
 			v.Set(reflect.ValueOf(metav1.NewTime(t)))
 		}
 		return
 	case intOrStringType:
-		if f.zeroLeaves {
+		if f.ZeroLeaves {
 			v.Set(reflect.ValueOf(intstr.FromInt32(0)))
 		} else {
 			v.Set(reflect.ValueOf(intstr.FromString(fmt.Sprintf("port-%d", f.next()))))
@@ -81,7 +85,7 @@ func (f *filler) value(v reflect.Value, depth int) {
 			}
 		}
 	case reflect.Pointer:
-		if f.zeroLeaves && v.Type().Elem() == timeType {
+		if f.ZeroLeaves && v.Type().Elem() == timeType {
 			return // a zero time marshals as null, which decodes back to nil
 		}
 		elem := reflect.New(v.Type().Elem())
@@ -89,7 +93,7 @@ func (f *filler) value(v reflect.Value, depth int) {
 		v.Set(elem)
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 { // []byte
-			if !f.zeroLeaves {
+			if !f.ZeroLeaves {
 				v.SetBytes([]byte(fmt.Sprintf("bytes-%d", f.next())))
 			} else {
 				v.SetBytes([]byte{})
@@ -108,17 +112,17 @@ func (f *filler) value(v reflect.Value, depth int) {
 		m.SetMapIndex(key, val)
 		v.Set(m)
 	case reflect.String:
-		if !f.zeroLeaves {
+		if !f.ZeroLeaves {
 			v.SetString(fmt.Sprintf("s%d", f.next()))
 		}
 	case reflect.Bool:
-		v.SetBool(!f.zeroLeaves)
+		v.SetBool(!f.ZeroLeaves)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if !f.zeroLeaves {
+		if !f.ZeroLeaves {
 			v.SetInt(int64(f.next()))
 		}
 	case reflect.Float32, reflect.Float64:
-		if !f.zeroLeaves {
+		if !f.ZeroLeaves {
 			v.SetFloat(float64(f.next()) + 0.5)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -132,7 +136,7 @@ func (f *filler) value(v reflect.Value, depth int) {
 
 // mapKey gives a map key a value that is never empty, since an empty key
 // would be dropped or merged by some decoders.
-func (f *filler) mapKey(key reflect.Value) {
+func (f *Filler) mapKey(key reflect.Value) {
 	switch key.Kind() {
 	case reflect.String:
 		key.SetString(fmt.Sprintf("key%d", f.next()))
@@ -141,8 +145,8 @@ func (f *filler) mapKey(key reflect.Value) {
 	}
 }
 
-func (f *filler) objectMeta() metav1.ObjectMeta {
-	if f.zeroLeaves {
+func (f *Filler) objectMeta() metav1.ObjectMeta {
+	if f.ZeroLeaves {
 		return metav1.ObjectMeta{Labels: map[string]string{}, Annotations: map[string]string{}}
 	}
 	created := metav1.NewTime(time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC))
