@@ -47,9 +47,7 @@ shim_pids() {
 }
 
 nv_log "stopping kubelet, scheduler, controller-manager"
-for p in kubelet kube-scheduler kube-controller-manager; do
-	nv_stop "$p"
-done
+nv_stop kubelet kube-scheduler kube-controller-manager
 
 if nv_running containerd && nv_ctr version >/dev/null 2>&1; then
 	tasks=$(nv_ctr tasks ls -q 2>/dev/null || true)
@@ -58,11 +56,13 @@ if nv_running containerd && nv_ctr version >/dev/null 2>&1; then
 		for t in $tasks; do
 			nv_ctr tasks kill --signal SIGKILL "$t" >/dev/null 2>&1 || true
 		done
-		for t in $tasks; do
-			for _ in $(seq 1 50); do
-				nv_ctr tasks delete "$t" >/dev/null 2>&1 && break
-				sleep 0.1
-			done
+		# The CRI plugin deletes a task as soon as it exits; delete those it has not got to.
+		for _ in $(seq 1 50); do
+			[[ -z $(nv_ctr tasks ls -q 2>/dev/null) ]] && break
+			sleep 0.1
+		done
+		for t in $(nv_ctr tasks ls -q 2>/dev/null); do
+			nv_ctr tasks delete --force "$t" >/dev/null 2>&1 || true
 		done
 	fi
 fi
@@ -79,8 +79,7 @@ if [[ -n $pods ]]; then
 	kill_pids KILL $pods
 fi
 
-nv_stop kube-apiserver
-nv_stop etcd
+nv_stop kube-apiserver etcd
 
 # Anything still recorded in a pidfile (a process added to NV_PROCS later, say).
 for f in "$NV_PIDS"/*.pid; do
@@ -107,7 +106,7 @@ fi
 # Runtime state and the CNI plugins' result cache of our network (its netns are gone).
 rm -rf "$NV_RUN_DIR"
 rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-*
-rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+rmdir /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 
 # The kubelet's pod cgroups (cgroupfs driver), deepest first; busy ones stay.
 for hier in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do

@@ -82,9 +82,9 @@ nv_step_report() {
 	local i
 	echo "step timings:"
 	for i in "${!nv_step_names[@]}"; do
-		printf '  %-28s %4ss\n' "${nv_step_names[$i]}" "${nv_step_secs[$i]}"
+		printf '  %-32s %4ss\n' "${nv_step_names[$i]}" "${nv_step_secs[$i]}"
 	done
-	printf '  %-28s %4ss\n' total $(($(date +%s) - nv_t0))
+	printf '  %-32s %4ss\n' total $(($(date +%s) - nv_t0))
 }
 
 # nv_pid NAME: the PID recorded for NAME if that process is still alive and still runs the
@@ -135,24 +135,34 @@ nv_start() {
 	nv_log "$name started (pid $pid, log $NV_LOGS/$name.log)"
 }
 
-# nv_stop NAME [GRACE]: SIGTERM, wait up to GRACE seconds (default 15), then SIGKILL.
+# nv_stop NAME...: SIGTERM to each, wait up to $NV_STOP_GRACE seconds (default 15) for all of
+# them together, then SIGKILL those left.
 nv_stop() {
-	local name=$1 grace=${2:-15} pid
-	pid=$(nv_pid "$name")
-	if [[ -n $pid ]]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		local i
-		for ((i = 0; i < grace * 10; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			nv_log "$name (pid $pid) ignored SIGTERM for ${grace}s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
+	local grace=${NV_STOP_GRACE:-15} name pid i
+	local -A pids=()
+	for name in "$@"; do
+		pid=$(nv_pid "$name")
+		if [[ -n $pid ]]; then
+			pids[$name]=$pid
+			kill -TERM "$pid" 2>/dev/null || true
 		fi
-		nv_log "$name stopped (pid $pid)"
-	fi
-	rm -f "$NV_PIDS/$name.pid" "$NV_PIDS/$name.exe"
+	done
+	for ((i = 0; i < grace * 10 && ${#pids[@]} > 0; i++)); do
+		for name in "${!pids[@]}"; do
+			if ! kill -0 "${pids[$name]}" 2>/dev/null; then
+				nv_log "$name stopped (pid ${pids[$name]})"
+				unset "pids[$name]"
+			fi
+		done
+		[[ ${#pids[@]} -gt 0 ]] && sleep 0.1
+	done
+	for name in "${!pids[@]}"; do
+		nv_log "$name (pid ${pids[$name]}) ignored SIGTERM for ${grace}s: SIGKILL"
+		kill -KILL "${pids[$name]}" 2>/dev/null || true
+	done
+	for name in "$@"; do
+		rm -f "$NV_PIDS/$name.pid" "$NV_PIDS/$name.exe"
+	done
 }
 
 # nv_wait_for SECONDS WHAT CMD...: poll CMD every second until it succeeds; fail after SECONDS.

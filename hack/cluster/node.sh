@@ -146,7 +146,11 @@ EOF
 # nv_kubelet_up: the kubelet as node "localhost". It refuses a loopback node IP, so
 # kube-apiserver reaches it (logs, exec) by the Hostname address: localhost:10250.
 nv_kubelet_up() {
-	nv_running kubelet || nv_kubelet_config
+	if ! nv_running kubelet; then
+		nv_kubelet_config
+		# Seconds-resolution heartbeats: a status posted in this second counts as fresh.
+		NV_KUBELET_STARTED=$(date +%s)
+	fi
 	nv_start kubelet "$NV_BIN/kubelet" \
 		--config="$NV_KUBELET_DIR/config.yaml" \
 		--kubeconfig="$NV_KUBECONFIGS/kubelet.kubeconfig" \
@@ -156,16 +160,23 @@ nv_kubelet_up() {
 }
 
 # nv_node_ready: wait until the node is Ready and untainted and pods can be created in
-# "default" (its ServiceAccount and kube-root-ca.crt exist).
+# "default" (its ServiceAccount and kube-root-ca.crt exist). After a restart the node object
+# still says Ready from before: only a heartbeat of the kubelet started now counts.
 nv_node_ready() {
-	nv_wait_for 180 "node $NV_NODE_NAME Ready" nv_node_condition_true Ready
+	nv_wait_for 60 "kubelet healthz" curl -sf http://127.0.0.1:10248/healthz
+	nv_wait_for 180 "node $NV_NODE_NAME Ready" nv_node_ready_since "${NV_KUBELET_STARTED:-0}"
 	nv_wait_for 120 "node $NV_NODE_NAME untainted" nv_node_untainted
 	nv_wait_for 120 "ServiceAccount default/default" nv_kubectl -n default get serviceaccount default
 	nv_wait_for 120 "ConfigMap default/kube-root-ca.crt" nv_kubectl -n default get configmap kube-root-ca.crt
 }
 
-nv_node_condition_true() {
-	[[ $(nv_kubectl get node "$NV_NODE_NAME" -o "jsonpath={.status.conditions[?(@.type==\"$1\")].status}") == True ]]
+# nv_node_ready_since EPOCH: the node's Ready condition is True with a heartbeat at or after EPOCH.
+nv_node_ready_since() {
+	local out status beat
+	out=$(nv_kubectl get node "$NV_NODE_NAME" \
+		-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}') || return 1
+	read -r status beat <<<"$out"
+	[[ $status == True && -n $beat && $(date -d "$beat" +%s) -ge $1 ]]
 }
 
 nv_node_untainted() {
