@@ -1,0 +1,81 @@
+package validation
+
+import (
+	"path"
+	"regexp"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+)
+
+// maxSerialLength bounds the SMBIOS serial number; libvirt and guests handle short strings.
+const maxSerialLength = 256
+
+// uuidPattern is the canonical 8-4-4-4-12 hexadecimal form of a UUID, the only form libvirt
+// takes for a domain's SMBIOS UUID.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// validateFirmware checks the UUID, serial, bootloader choice and direct kernel boot. Secure
+// boot, persistent EFI variables and ACPI tables are refused by the unsupported table.
+func validateFirmware(fw *kubevirtv1.Firmware, fldPath *field.Path) field.ErrorList {
+	if fw == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if fw.UUID != "" && !uuidPattern.MatchString(string(fw.UUID)) {
+		errs = append(errs, field.Invalid(fldPath.Child("uuid"), string(fw.UUID),
+			"must be a UUID in the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"))
+	}
+	errs = append(errs, validateSerial(fw.Serial, fldPath.Child("serial"))...)
+	if bl := fw.Bootloader; bl != nil && bl.BIOS != nil && bl.EFI != nil {
+		errs = append(errs, field.Invalid(fldPath.Child("bootloader"), "bios, efi", "at most one of bios and efi may be set"))
+	}
+	errs = append(errs, validateKernelBoot(fw.KernelBoot, fldPath.Child("kernelBoot"))...)
+	return errs
+}
+
+// validateSerial allows a printable serial number of at most maxSerialLength characters.
+func validateSerial(serial string, fldPath *field.Path) field.ErrorList {
+	if len(serial) > maxSerialLength {
+		return field.ErrorList{field.TooLong(fldPath, serial, maxSerialLength)}
+	}
+	for _, r := range serial {
+		if !unicode.IsPrint(r) {
+			return field.ErrorList{field.Invalid(fldPath, serial, "must contain only printable characters")}
+		}
+	}
+	return nil
+}
+
+// validateKernelBoot requires an image and a kernel or initrd path when a kernel is taken
+// from a container, and refuses kernel arguments without such a kernel.
+func validateKernelBoot(kb *kubevirtv1.KernelBoot, fldPath *field.Path) field.ErrorList {
+	if kb == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if kb.Container == nil {
+		if kb.KernelArgs != "" {
+			errs = append(errs, field.Invalid(fldPath.Child("kernelArgs"), kb.KernelArgs,
+				"kernel arguments need a kernel: set kernelBoot.container"))
+		}
+		return errs
+	}
+	c := kb.Container
+	cPath := fldPath.Child("container")
+	if c.Image == "" {
+		errs = append(errs, field.Required(cPath.Child("image"), ""))
+	}
+	if c.KernelPath == "" && c.InitrdPath == "" {
+		errs = append(errs, field.Required(cPath, "at least one of kernelPath and initrdPath must be set"))
+	}
+	for _, p := range []struct{ name, value string }{{"kernelPath", c.KernelPath}, {"initrdPath", c.InitrdPath}} {
+		if p.value != "" && !path.IsAbs(p.value) {
+			errs = append(errs, field.Invalid(cPath.Child(p.name), p.value, "must be an absolute path"))
+		}
+	}
+	errs = append(errs, validatePullPolicy(c.ImagePullPolicy, cPath.Child("imagePullPolicy"))...)
+	return errs
+}
