@@ -8,7 +8,6 @@ set -o nounset
 set -o pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-GENERATED=(pkg/apis pkg/generated pkg/client hack/api-violations.list)
 
 scratch="$(mktemp -d -t nativevirt-verify-codegen.XXXXXX)"
 trap 'rm -rf "${scratch}"' EXIT
@@ -25,8 +24,17 @@ done
 
 CODEGEN_ROOT="${scratch}" "${REPO_ROOT}/hack/update-codegen.sh"
 
+# Generated paths: zz_generated.* files under pkg/apis (hand-written files
+# there may change while this runs), the OpenAPI and client trees, and the
+# API rule report.
+generated=(pkg/generated pkg/client hack/api-violations.list)
+while IFS= read -r -d '' f; do
+    generated+=("${f}")
+done < <(cd "${REPO_ROOT}" && find pkg/apis -name 'zz_generated.*' -print0; \
+         cd "${scratch}" && find pkg/apis -name 'zz_generated.*' -print0)
+
 status=0
-for path in "${GENERATED[@]}"; do
+for path in $(printf '%s\n' "${generated[@]}" | LC_ALL=C sort -u); do
     if ! diff -Nru "${REPO_ROOT}/${path}" "${scratch}/${path}"; then
         status=1
     fi
