@@ -1,0 +1,171 @@
+// Package app turns flags into a running nativevirt-apiserver: options (RecommendedOptions plus
+// NativeVirt's storage and standalone settings), the embedded etcd, and the cobra command.
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	cliflag "k8s.io/component-base/cli/flag"
+	netutils "k8s.io/utils/net"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
+)
+
+// etcdPathPrefix is where NativeVirt's objects live in etcd.
+const etcdPathPrefix = "/registry/kubevirt.io"
+
+// maxRequestBodyBytes caps request bodies (413 above it); the embedded etcd accepts a bit more
+// so that every body the server accepts can be stored.
+const maxRequestBodyBytes = 3 * 1024 * 1024
+
+// Options are the flags of nativevirt-apiserver.
+type Options struct {
+	// Recommended are the standard generic apiserver options: secure serving, delegated
+	// authentication and authorization, audit, etcd, features.
+	Recommended *genericoptions.RecommendedOptions
+	// Standalone runs without a kube-apiserver, for local development and tests: no delegated
+	// authentication, every request is an administrator, and only a loopback bind address is
+	// accepted. Off by default.
+	Standalone bool
+	// DataDir holds the embedded etcd when no --etcd-servers are given.
+	DataDir string
+	// EmbeddedEtcdPort is the embedded etcd's client port on 127.0.0.1 (0: pick a free one).
+	EmbeddedEtcdPort int
+
+	etcd *embeddedetcd.Server
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	o := &Options{
+		Recommended: genericoptions.NewRecommendedOptions(etcdPathPrefix,
+			apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)),
+		DataDir: defaultDataDir(),
+	}
+	// Store v1 whatever version a client wrote.
+	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
+		kubevirtv1.SchemeGroupVersion, schema.GroupKind{Group: kubevirtv1.GroupName})
+	o.Recommended.SecureServing.BindPort = 8443
+	return o
+}
+
+// defaultDataDir follows the XDG base directory convention for state.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "nativevirt", "apiserver")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "nativevirt", "apiserver")
+	}
+	return filepath.Join(os.TempDir(), "nativevirt-apiserver")
+}
+
+// AddFlags registers every flag, grouped by concern.
+func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
+	o.Recommended.AddFlags(fss.FlagSet("generic"))
+	fs := fss.FlagSet("nativevirt")
+	o.addNativeVirtFlags(fs)
+}
+
+func (o *Options) addNativeVirtFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
+		"Run without a kube-apiserver (local development only): no delegated authentication or authorization, "+
+			"every request acts as an administrator. Requires a loopback --bind-address.")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the embedded etcd, used when --etcd-servers is empty.")
+	fs.IntVar(&o.EmbeddedEtcdPort, "embedded-etcd-port", o.EmbeddedEtcdPort,
+		"Client port of the embedded etcd on 127.0.0.1 (0 picks a free port).")
+}
+
+// Complete starts the embedded etcd when no external one is configured and adjusts the options
+// of standalone mode. Call Stop to release what it started.
+func (o *Options) Complete(ctx context.Context) error {
+	if o.Standalone {
+		// Nothing to delegate to: no TokenReview, SubjectAccessReview, core client or admission.
+		o.Recommended.Authentication = nil
+		o.Recommended.Authorization = nil
+		o.Recommended.CoreAPI = nil
+		o.Recommended.Admission = nil
+		o.Recommended.Features.EnablePriorityAndFairness = false
+	}
+	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		srv, err := embeddedetcd.Start(ctx, embeddedetcd.Options{
+			DataDir:         o.DataDir,
+			ClientPort:      o.EmbeddedEtcdPort,
+			MaxRequestBytes: maxRequestBodyBytes + 512*1024,
+		})
+		if err != nil {
+			return err
+		}
+		o.etcd = srv
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{srv.ClientURL()}
+	}
+	return nil
+}
+
+// Stop releases what Complete started.
+func (o *Options) Stop() { o.etcd.Stop() }
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	var errs []error
+	errs = append(errs, o.Recommended.Validate()...)
+	if o.Standalone {
+		ip := o.Recommended.SecureServing.BindAddress
+		if ip == nil || !ip.IsLoopback() {
+			errs = append(errs, fmt.Errorf("--standalone serves without authentication and requires a loopback --bind-address (e.g. 127.0.0.1), got %v", ip))
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server configuration from completed, validated options.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil,
+		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("self-signed serving certificate: %w", err)
+	}
+	cfg := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	cfg.FeatureGate = utilfeature.DefaultFeatureGate
+	cfg.MaxRequestBodyBytes = maxRequestBodyBytes
+	apiserver.SetOpenAPI(cfg)
+	if err := o.Recommended.ApplyTo(cfg); err != nil {
+		return nil, err
+	}
+	if o.Standalone {
+		cfg.Authentication.Authenticator = standaloneAuthenticator()
+		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	}
+	return &apiserver.Config{GenericConfig: cfg}, nil
+}
+
+// standaloneAuthenticator treats every request as a cluster administrator. Standalone mode has
+// no identity provider; a fixed user keeps audit logs and managed fields meaningful.
+func standaloneAuthenticator() authenticator.Request {
+	admin := &user.DefaultInfo{
+		Name:   "nativevirt-standalone-admin",
+		Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated},
+	}
+	return authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
+		return &authenticator.Response{User: admin}, true, nil
+	})
+}

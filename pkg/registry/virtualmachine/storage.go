@@ -1,0 +1,34 @@
+package virtualmachine
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/registry/store"
+)
+
+// Storage holds the REST endpoints of virtualmachines.
+type Storage struct {
+	VirtualMachine *store.REST
+	Status         *store.StatusREST
+}
+
+// NewStorage builds the virtualmachines store on the given storage backend.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+	main, status := store.NewStrategies(scheme, Rules)
+	s, statusREST, err := store.New(store.Resource{
+		Plural:           kubevirtv1.Resource("virtualmachines"),
+		Singular:         kubevirtv1.Resource("virtualmachine"),
+		NewFunc:          func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+		NewListFunc:      func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
+		SelectableFields: GetAttrs,
+		Strategy:         main,
+		StatusStrategy:   status,
+		Table:            Table(),
+	}, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	return &Storage{VirtualMachine: store.NewREST(s, "vm", "vms"), Status: statusREST}, nil
+}

@@ -1,0 +1,70 @@
+// Package virtualmachineinstance stores VirtualMachineInstances: the rules of the main resource
+// and /status, field selectors (status.phase, status.nodeName) and the `kubectl get` table.
+package virtualmachineinstance
+
+import (
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apis/kubevirt/validation"
+	"github.com/nativevirt/nativevirt/pkg/registry/defaulting"
+	"github.com/nativevirt/nativevirt/pkg/registry/store"
+)
+
+// Rules are the VirtualMachineInstance strategies' rules.
+var Rules = store.Rules[*kubevirtv1.VirtualMachineInstance]{
+	PrepareForCreate:       prepareForCreate,
+	PrepareForUpdate:       prepareForUpdate,
+	PrepareForStatusUpdate: prepareForStatusUpdate,
+	Validate:               validation.ValidateVirtualMachineInstance,
+	ValidateUpdate:         validation.ValidateVirtualMachineInstanceUpdate,
+	ValidateStatusUpdate:   validation.ValidateVirtualMachineInstanceStatusUpdate,
+}
+
+// prepareForCreate clears status, starts the generation at 1 and fixes the firmware UUID (an
+// instance created by a VirtualMachine already carries the VM's).
+func prepareForCreate(vmi *kubevirtv1.VirtualMachineInstance) {
+	vmi.Status = kubevirtv1.VirtualMachineInstanceStatus{}
+	vmi.Generation = 1
+	defaulting.SetFirmwareUUID(&vmi.Spec, vmi.Namespace, vmi.Name, "")
+}
+
+// prepareForUpdate keeps status; the spec is immutable (validation refuses changes), so the
+// generation only moves if validation is ever relaxed.
+func prepareForUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
+	newVMI.Status = oldVMI.Status
+	defaulting.SetFirmwareUUID(&newVMI.Spec, newVMI.Namespace, newVMI.Name, defaulting.FirmwareUUIDOf(&oldVMI.Spec))
+	if !apiequality.Semantic.DeepEqual(newVMI.Spec, oldVMI.Spec) {
+		newVMI.Generation = oldVMI.Generation + 1
+	}
+}
+
+// prepareForStatusUpdate keeps everything but status as it was.
+func prepareForStatusUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
+	newVMI.Spec = oldVMI.Spec
+	store.KeepMetadata(&newVMI.ObjectMeta, &oldVMI.ObjectMeta)
+}
+
+// SelectableFields are the fields a field selector may name. The node agent watches only the
+// instances of its node through status.nodeName.
+func SelectableFields(vmi *kubevirtv1.VirtualMachineInstance) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{
+		"status.phase":    string(vmi.Status.Phase),
+		"status.nodeName": vmi.Status.NodeName,
+	}, &vmi.ObjectMeta, true)
+}
+
+// GetAttrs returns labels and selectable fields of a VirtualMachineInstance.
+func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a VirtualMachineInstance: %T", obj)
+	}
+	return vmi.Labels, SelectableFields(vmi), nil
+}

@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/nativevirt/nativevirt/test/integration/framework"
+)
+
+type response struct {
+	code int
+	body string
+}
+
+func do(t *testing.T, client *http.Client, method, url, contentType string, body []byte) response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, string(b)}
+}
+
+const vmsPath = "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"
+
+// TestBadInput: oversized, unknown, unsupported and malformed input gets a clear 4xx.
+func TestBadInput(t *testing.T) {
+	srv := framework.Start(t, "")
+	client := srv.HTTPClient(t)
+	base := srv.Config.Host + vmsPath
+	vmJSON := func(name string) map[string]interface{} {
+		var obj map[string]interface{}
+		if err := yaml.Unmarshal([]byte(framework.VMYAML(name)), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	marshal := func(v interface{}) []byte { b, _ := json.Marshal(v); return b }
+
+	t.Run("3MiB body is refused with 413", func(t *testing.T) {
+		obj := vmJSON("big")
+		obj["metadata"].(map[string]interface{})["annotations"] = map[string]interface{}{"big": strings.Repeat("x", 3*1024*1024)}
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("got %d %s, want 413", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("unknown field is refused under strict field validation, naming it", func(t *testing.T) {
+		obj := vmJSON("strict")
+		obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["notAField"] = true
+		r := do(t, client, http.MethodPost, base+"?fieldValidation=Strict", "application/json", marshal(obj))
+		if r.code != http.StatusBadRequest || !strings.Contains(r.body, "notAField") {
+			t.Fatalf("got %d %s, want 400 naming notAField", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("unsupported feature is refused with 422 naming the field", func(t *testing.T) {
+		obj := vmJSON("gpu")
+		devices := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["domain"].(map[string]interface{})["devices"].(map[string]interface{})
+		devices["gpus"] = []interface{}{map[string]interface{}{"name": "gpu1", "deviceName": "nvidia.com/TU104GL_Tesla_T4"}}
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, "spec.template.spec.domain.devices.gpus") {
+			t.Fatalf("got %d %s, want 422 naming spec.template.spec.domain.devices.gpus", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("runStrategy and running together are refused", func(t *testing.T) {
+		obj := vmJSON("both")
+		obj["spec"].(map[string]interface{})["running"] = true
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, "spec.running") {
+			t.Fatalf("got %d %s, want 422 naming spec.running", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("protobuf-first Accept falls back to JSON", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, base, nil)
+		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("got %d %s, want 200 JSON", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	})
+
+	t.Run("200 malformed bodies never get a 5xx", func(t *testing.T) {
+		rng := rand.New(rand.NewSource(20261122))
+		valid := marshal(vmJSON("fuzz"))
+		codes := map[int]int{}
+		var failures []string
+		for i := 0; i < 200; i++ {
+			method, path, ct, body := malformedRequest(rng, valid, i)
+			r := do(t, client, method, srv.Config.Host+path, ct, body)
+			codes[r.code]++
+			if r.code >= 500 {
+				failures = append(failures, fmt.Sprintf("%s %s (%s) %q -> %d %s", method, path, ct, truncate(string(body)), r.code, truncate(r.body)))
+			}
+		}
+		var summary []string
+		for c, n := range codes {
+			summary = append(summary, fmt.Sprintf("%d×%d", c, n))
+		}
+		sort.Strings(summary)
+		t.Logf("status codes: %s", strings.Join(summary, " "))
+		if len(failures) > 0 {
+			t.Fatalf("%d responses >= 500:\n%s", len(failures), strings.Join(failures, "\n"))
+		}
+		if codes[http.StatusBadRequest]+codes[http.StatusUnprocessableEntity] < 100 {
+			t.Fatalf("expected most malformed bodies to be refused with 400/422, got %v", codes)
+		}
+	})
+}
+
+// malformedRequest builds the i-th malformed request: corrupted JSON and YAML, wrong types at
+// random places, bad quantities, nulls, deep nesting, for create, update and every patch type.
+func malformedRequest(rng *rand.Rand, valid []byte, i int) (method, path, contentType string, body []byte) {
+	paths := []string{vmsPath, "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances",
+		"/apis/kubevirt.io/v1alpha3/namespaces/default/virtualmachineinstancereplicasets",
+		"/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations"}
+	method, path, contentType = http.MethodPost, paths[rng.Intn(len(paths))], "application/json"
+	switch i % 8 {
+	case 0: // truncated JSON
+		body = valid[:rng.Intn(len(valid))]
+	case 1: // random bytes
+		body = make([]byte, rng.Intn(512))
+		rng.Read(body)
+	case 2: // a valid document with one value replaced by a value of another type
+		var obj interface{}
+		_ = json.Unmarshal(valid, &obj)
+		obj = mutate(rng, obj, 0)
+		body, _ = json.Marshal(obj)
+	case 3: // bad quantities and enum values
+		s := string(valid)
+		s = strings.Replace(s, `"256Mi"`, []string{`"-1Gi"`, `"lots"`, `"1e400"`, `""`, `"0"`}[rng.Intn(5)], 1)
+		s = strings.Replace(s, `"virtio"`, []string{`"floppy"`, `""`, `"VIRTIO"`}[rng.Intn(3)], 1)
+		body = []byte(s)
+	case 4: // deep nesting
+		depth := 100 + rng.Intn(2000)
+		body = []byte(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
+	case 5: // YAML garbage
+		contentType = "application/yaml"
+		body = []byte([]string{"a: [b", "kind: VirtualMachine\nspec: 3", "- - -", ":\n  :", "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: [x]}"}[rng.Intn(5)])
+	case 6: // patches against an existing or missing object
+		method = http.MethodPatch
+		path = vmsPath + "/" + []string{"fuzz", "missing"}[rng.Intn(2)]
+		contentType = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}[rng.Intn(4)]
+		body = []byte([]string{`[{"op":"replace","path":"/spec/template/spec/domain","value":7}]`, `{"spec":{"template":null}}`,
+			`{"spec":{"template":{"spec":{"volumes":[{"name":1}]}}}}`, `[{"op":"move"}]`, `{{`, `{"spec":{"runStrategy":{"x":1}}}`,
+			`{"spec":{"template":{"spec":{"domain":{"devices":{"disks":[{"$patch":"delete"}]}}}}}}`}[rng.Intn(7)])
+	case 7: // nulls and empty objects at the top
+		body = []byte([]string{`null`, `{}`, `[]`, `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":null,"spec":null}`,
+			`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"x"},"spec":{"domain":null}}`,
+			`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"x"},"spec":{"template":{"spec":{"domain":{"devices":{"disks":[null]}}}}}}`}[rng.Intn(6)])
+	}
+	return method, path, contentType, body
+}
+
+// mutate replaces one randomly chosen leaf or subtree with a value of a different type.
+func mutate(rng *rand.Rand, v interface{}, depth int) interface{} {
+	replacements := []interface{}{nil, "string", 42.5, -1, true, []interface{}{1, "x"}, map[string]interface{}{"x": nil}, 1e300}
+	switch x := v.(type) {
+	case map[string]interface{}:
+		if len(x) == 0 || rng.Intn(6) == 0 && depth > 0 {
+			return replacements[rng.Intn(len(replacements))]
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		k := keys[rng.Intn(len(keys))]
+		if depth == 0 && (k == "apiVersion" || k == "kind") {
+			k = "spec"
+		}
+		x[k] = mutate(rng, x[k], depth+1)
+		return x
+	case []interface{}:
+		if len(x) == 0 || rng.Intn(4) == 0 {
+			return replacements[rng.Intn(len(replacements))]
+		}
+		i := rng.Intn(len(x))
+		x[i] = mutate(rng, x[i], depth+1)
+		return x
+	default:
+		return replacements[rng.Intn(len(replacements))]
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
