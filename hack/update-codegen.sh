@@ -30,7 +30,7 @@ CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
 # openapi-gen must never write into the (read-only) module cache.
-KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1)
+KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1 k8s.io/api/autoscaling/v1)
 
 report_args=(--report-filename "${ROOT}/hack/api-violations.list")
 if [[ "${UPDATE_API_KNOWN_VIOLATIONS:-}" == "true" ]]; then
@@ -46,6 +46,7 @@ kube::codegen::gen_openapi \
     --output-pkg "${MODULE}/pkg/generated/openapi" \
     --output-model-name-file zz_generated.model_name.go \
     --extra-pkgs k8s.io/api/core/v1 \
+    --extra-pkgs k8s.io/api/autoscaling/v1 \
     --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
     "${report_args[@]}" \
     --boilerplate "${BOILERPLATE}" \
