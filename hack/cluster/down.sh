@@ -79,7 +79,9 @@ if [[ -n $pods ]]; then
 	kill_pids KILL $pods
 fi
 
-nv_stop kube-apiserver etcd
+# kube-apiserver first: stopped together with etcd, its shutdown waits on it for ~10 s.
+nv_stop kube-apiserver
+nv_stop etcd
 
 # Anything still recorded in a pidfile (a process added to NV_PROCS later, say).
 for f in "$NV_PIDS"/*.pid; do
