@@ -74,7 +74,7 @@ func ValidateVirtualMachineInstanceReplicaSetStatusUpdate(newRS, oldRS *kubevirt
 	}
 	if status.ReadyReplicas < 0 {
 		errs = append(errs, field.Invalid(statusPath.Child("readyReplicas"), status.ReadyReplicas, "must be greater than or equal to 0"))
-	} else if status.ReadyReplicas > status.Replicas {
+	} else if status.Replicas >= 0 && status.ReadyReplicas > status.Replicas {
 		errs = append(errs, field.Invalid(statusPath.Child("readyReplicas"), status.ReadyReplicas,
 			"must be less than or equal to status.replicas"))
 	}
