@@ -11,14 +11,14 @@ GO        ?= go
 GOFLAGS   ?=
 export PATH := /usr/local/go/bin:$(BIN):$(PATH)
 
-COMPONENTS := nativevirt-apiserver
+COMPONENTS := $(notdir $(wildcard cmd/*))
 
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build the NativeVirt binaries into _output/bin.
+build: deps ## Build the NativeVirt binaries into _output/bin.
 	@mkdir -p $(BIN)
 	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(COMPONENTS))
 
@@ -34,7 +34,7 @@ verify: ## gofmt, go vet and generated-code drift.
 test: test-unit test-integration test-e2e ## All tests: unit, integration, e2e.
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no servers).
+test-unit: deps ## Unit tests (no servers).
 	$(GO) test $(GOFLAGS) -count=1 $$($(GO) list ./... | grep -v -E '/test/(integration|e2e)')
 
 .PHONY: test-integration
@@ -42,8 +42,8 @@ test-integration: ## Integration tests: real server in-process with a real embed
 	$(GO) test $(GOFLAGS) -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
-	@if ls test/e2e/*_test.go >/dev/null 2>&1; then $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...; else echo "no e2e tests yet"; fi
+test-e2e: deps k8s-binaries build ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
+	$(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
 run: build ## Main job: start NativeVirt (today: the apiserver with embedded etcd, local dev mode).
