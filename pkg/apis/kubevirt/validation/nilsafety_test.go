@@ -55,7 +55,9 @@ func TestRandomObjectsNeverPanic(t *testing.T) {
 		func(s *kubevirtv1.VirtualMachineInstancePhase, c randfill.Continue) {
 			*s = pick(c, vmiPhases, kubevirtv1.VirtualMachineInstancePhase(c.String(5)))
 		},
-		func(s *kubevirtv1.DiskBus, c randfill.Continue) { *s = pick(c, diskBuses, kubevirtv1.DiskBus(c.String(3))) },
+		func(s *kubevirtv1.DiskBus, c randfill.Continue) {
+			*s = pick(c, diskBuses, kubevirtv1.DiskBus(c.String(3)))
+		},
 	)
 	for i := 0; i < iterations; i++ {
 		var vm, vm2 kubevirtv1.VirtualMachine
