@@ -9,7 +9,8 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
-// ValidateVirtualMachineInstanceReplicaSet validates a new replica set: a non-empty selector
+// ValidateVirtualMachineInstanceReplicaSet validates a new replica set: a DNS-1123 label as
+// name (it prefixes the names of its instances, which must be labels), a non-empty selector
 // that matches the template's labels (else the set would create instances it cannot see and
 // never stop), a non-negative replica count and a valid template.
 func ValidateVirtualMachineInstanceReplicaSet(rs *kubevirtv1.VirtualMachineInstanceReplicaSet) field.ErrorList {
@@ -19,6 +20,7 @@ func ValidateVirtualMachineInstanceReplicaSet(rs *kubevirtv1.VirtualMachineInsta
 	var errs field.ErrorList
 	specPath := field.NewPath("spec")
 	spec := &rs.Spec
+	errs = append(errs, validateObjectName(rs.Name, field.NewPath("metadata", "name"))...)
 	if r := spec.Replicas; r != nil && *r < 0 {
 		errs = append(errs, field.Invalid(specPath.Child("replicas"), *r, "must be greater than or equal to 0"))
 	}

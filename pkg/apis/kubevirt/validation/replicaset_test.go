@@ -30,6 +30,9 @@ func TestValidateVirtualMachineInstanceReplicaSet(t *testing.T) {
 		want   []string
 	}{
 		{"valid", func(*kubevirtv1.VirtualMachineInstanceReplicaSet) {}, nil},
+		{"name with a dot (instance names would not be labels)", func(rs *kubevirtv1.VirtualMachineInstanceReplicaSet) {
+			rs.Name = "web.v2"
+		}, []string{"Invalid:metadata.name"}},
 		{"zero replicas", func(rs *kubevirtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Replicas = ptr(int32(0)) }, nil},
 		{"replicas unset", func(rs *kubevirtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Replicas = nil }, nil},
 		{"negative replicas", func(rs *kubevirtv1.VirtualMachineInstanceReplicaSet) { rs.Spec.Replicas = ptr(int32(-1)) },

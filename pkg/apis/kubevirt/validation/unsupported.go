@@ -205,6 +205,7 @@ func UnsupportedFields() []UnsupportedField {
 	return out
 }
 
+// appendDocs adds the entries of table, with their paths below prefix, to out.
 func appendDocs[T any](out []UnsupportedField, kind, prefix string, table []unsupported[T]) []UnsupportedField {
 	for _, entry := range table {
 		out = append(out, UnsupportedField{Kind: kind, Path: prefix + "." + entry.field, Feature: entry.feature})
