@@ -1,0 +1,76 @@
+package virtualmachineinstance
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/registry/defaulting"
+	"github.com/nativevirt/nativevirt/pkg/registry/store"
+)
+
+func running() *kubevirtv1.VirtualMachineInstance {
+	return &kubevirtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vmi1", Namespace: "ns1", CreationTimestamp: metav1.Now()},
+		Status: kubevirtv1.VirtualMachineInstanceStatus{
+			Phase:      kubevirtv1.Running,
+			NodeName:   "node-a",
+			Interfaces: []kubevirtv1.VirtualMachineInstanceNetworkInterface{{Name: "default", IP: "10.88.0.9"}},
+			Conditions: []kubevirtv1.VirtualMachineInstanceCondition{{Type: kubevirtv1.VirtualMachineInstanceReady, Status: corev1.ConditionTrue}},
+		},
+	}
+}
+
+func TestSelectableFields(t *testing.T) {
+	_, got, err := GetAttrs(running())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fields.Set{"metadata.name": "vmi1", "metadata.namespace": "ns1", "status.phase": "Running", "status.nodeName": "node-a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("selectable fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareForCreateAndStatus(t *testing.T) {
+	main, status := store.NewStrategies(nil, Rules)
+	vmi := running()
+	main.PrepareForCreate(context.Background(), vmi)
+	if vmi.Status.Phase != "" || vmi.Status.NodeName != "" {
+		t.Errorf("status not cleared on create: %+v", vmi.Status)
+	}
+	if vmi.Spec.Domain.Firmware == nil || vmi.Spec.Domain.Firmware.UUID != defaulting.FirmwareUUID("ns1", "vmi1") {
+		t.Errorf("firmware uuid not derived from namespace/name: %+v", vmi.Spec.Domain.Firmware)
+	}
+	old := vmi.DeepCopy()
+	upd := vmi.DeepCopy()
+	upd.Spec.Hostname = "changed"
+	upd.Status.Phase = kubevirtv1.Scheduling
+	status.PrepareForUpdate(context.Background(), upd, old)
+	if upd.Spec.Hostname != "" || upd.Status.Phase != kubevirtv1.Scheduling {
+		t.Errorf("status update: spec.hostname=%q phase=%q, want spec kept and phase Scheduling", upd.Spec.Hostname, upd.Status.Phase)
+	}
+}
+
+func TestTable(t *testing.T) {
+	table, err := Table().ConvertToTable(context.Background(), running(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]interface{}{"vmi1", "0s", "Running", "10.88.0.9", "node-a", "True"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	empty := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "new"}}
+	table, err = Table().ConvertToTable(context.Background(), empty, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]interface{}{"new", "<unknown>", "", "", "", "False"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells of a fresh instance (-want +got):\n%s", diff)
+	}
+}
