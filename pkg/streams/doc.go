@@ -1,0 +1,25 @@
+// Package streams is the protocol between nativevirt-apiserver and the node agent
+// (nativevirt-handler). Both sides import it; it imports neither.
+//
+// The node agent serves HTTPS (default port DefaultPort) with mutual TLS. Both
+// ends are certified by the same dedicated "nativevirt node CA": the agent
+// accepts only client certificates carrying the common name APIServerCommonName,
+// and the apiserver accepts any serving certificate that chains to that CA. The
+// apiserver finds an agent through the Node annotation HandlerEndpointAnnotation
+// ("host:port"), which the agent writes for its own node.
+//
+// Per VMI the agent serves, below Path(namespace, name, action):
+//
+//   - console and vnc: GET with a WebSocket upgrade, subprotocol Subprotocol
+//     ("plain.kubevirt.io"), binary frames of raw bytes. This is exactly what
+//     virtctl speaks to the subresources, so the apiserver reverse-proxies the
+//     upgrade unchanged. Several console sessions share one serial console: the
+//     agent sends guest output to every session and forwards input from each.
+//   - pause, unpause and softreboot: PUT; 200 on success, 409 with a message when
+//     the VMI's state does not allow the action, 404 when the agent knows no
+//     domain for the VMI.
+//
+// Every request carries the header VMIUIDHeader with the VMI's uid; the agent
+// answers 409 when it differs from the uid of the domain it runs, so a request
+// meant for a deleted VMI never reaches a new one of the same name.
+package streams

@@ -1,0 +1,119 @@
+package streams
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	// DefaultPort is the port the node agent serves the stream protocol on.
+	DefaultPort = 8186
+	// HandlerEndpointAnnotation is the Node annotation in which the node agent
+	// publishes the host:port of its stream endpoint.
+	HandlerEndpointAnnotation = "nativevirt.io/handler-endpoint"
+	// VMIUIDHeader carries the uid of the VMI a request is meant for.
+	VMIUIDHeader = "X-NativeVirt-VMI-UID"
+	// APIServerCommonName is the only client certificate common name the node
+	// agent accepts.
+	APIServerCommonName = "nativevirt-apiserver"
+	// Subprotocol is the WebSocket subprotocol of console and vnc streams: binary
+	// frames carrying raw bytes (KubeVirt's "plain" protocol).
+	Subprotocol = "plain.kubevirt.io"
+)
+
+// Action is one thing the node agent does for a VMI.
+type Action string
+
+const (
+	// ActionConsole streams the serial console (GET, WebSocket).
+	ActionConsole Action = "console"
+	// ActionVNC streams the VNC display (GET, WebSocket).
+	ActionVNC Action = "vnc"
+	// ActionPause pauses the guest (PUT).
+	ActionPause Action = "pause"
+	// ActionUnpause resumes a paused guest (PUT).
+	ActionUnpause Action = "unpause"
+	// ActionSoftReboot asks the guest to reboot (PUT).
+	ActionSoftReboot Action = "softreboot"
+)
+
+// Actions lists every action, streams first.
+var Actions = []Action{ActionConsole, ActionVNC, ActionPause, ActionUnpause, ActionSoftReboot}
+
+// IsStream reports whether the action is a WebSocket stream rather than a
+// one-shot request.
+func (a Action) IsStream() bool {
+	return a == ActionConsole || a == ActionVNC
+}
+
+// Method is the HTTP method the action is requested with.
+func (a Action) Method() string {
+	if a.IsStream() {
+		return http.MethodGet
+	}
+	return http.MethodPut
+}
+
+// Valid reports whether a is one of Actions.
+func (a Action) Valid() bool {
+	for _, known := range Actions {
+		if a == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Target names the VMI and action of one request.
+type Target struct {
+	Namespace string
+	Name      string
+	Action    Action
+}
+
+const pathPrefix = "/v1/namespaces/"
+
+// Path is the URL path of an action on the VMI namespace/name.
+func Path(namespace, name string, action Action) string {
+	return pathPrefix + namespace + "/virtualmachineinstances/" + name + "/" + string(action)
+}
+
+// Path is the URL path of t.
+func (t Target) Path() string {
+	return Path(t.Namespace, t.Name, t.Action)
+}
+
+// URL is the https URL of t at the node agent endpoint ("host:port").
+func (t Target) URL(endpoint string) string {
+	u := url.URL{Scheme: "https", Host: endpoint, Path: t.Path()}
+	return u.String()
+}
+
+// ParsePath parses a path built by Path. Namespace and name must be valid
+// object names and the action must be known, so a parsed Target is safe to use
+// as a lookup key.
+func ParsePath(p string) (Target, error) {
+	rest, ok := strings.CutPrefix(p, pathPrefix)
+	if !ok {
+		return Target{}, fmt.Errorf("path %q does not start with %s", p, pathPrefix)
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 4 || parts[1] != "virtualmachineinstances" {
+		return Target{}, fmt.Errorf("path %q is not %s{namespace}/virtualmachineinstances/{name}/{action}", p, pathPrefix)
+	}
+	t := Target{Namespace: parts[0], Name: parts[2], Action: Action(parts[3])}
+	if errs := validation.IsDNS1123Label(t.Namespace); len(errs) > 0 {
+		return Target{}, fmt.Errorf("invalid namespace %q: %s", t.Namespace, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(t.Name); len(errs) > 0 {
+		return Target{}, fmt.Errorf("invalid name %q: %s", t.Name, strings.Join(errs, "; "))
+	}
+	if !t.Action.Valid() {
+		return Target{}, fmt.Errorf("unknown action %q", t.Action)
+	}
+	return t, nil
+}
