@@ -87,6 +87,7 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.volumes[*].serviceAccount":  setVolume0(kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{}}),
 	"spec.volumes[*].downwardAPI":     setVolume0(kubevirtv1.VolumeSource{DownwardAPI: &kubevirtv1.DownwardAPIVolumeSource{}}),
 	"spec.volumes[*].downwardMetrics": setVolume0(kubevirtv1.VolumeSource{DownwardMetrics: &kubevirtv1.DownwardMetricsVolumeSource{}}),
+	"spec.volumes[*].hostDisk":        setVolume0(kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists}}),
 	"spec.volumes[*].sysprep":         setVolume0(kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{}}),
 	"spec.volumes[*].memoryDump": setVolume0(kubevirtv1.VolumeSource{MemoryDump: &kubevirtv1.MemoryDumpVolumeSource{
 		PersistentVolumeClaimVolumeSource: kubevirtv1.PersistentVolumeClaimVolumeSource{

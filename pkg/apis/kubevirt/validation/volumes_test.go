@@ -61,26 +61,28 @@ func TestValidateVolumes(t *testing.T) {
 	})
 }
 
+// TestValidateHostDisk: host disks are refused (Forbidden), and their fields are still checked so
+// the message is complete once they are allowed.
 func TestValidateHostDisk(t *testing.T) {
 	host := func(h kubevirtv1.HostDisk) func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 		return source0(kubevirtv1.VolumeSource{HostDisk: &h})
 	}
 	runSpecCases(t, []specCase{
-		{"existing image", host(kubevirtv1.HostDisk{Path: "/var/lib/images/a.img", Type: kubevirtv1.HostDiskExists}), nil},
+		{"existing image", host(kubevirtv1.HostDisk{Path: "/var/lib/images/a.img", Type: kubevirtv1.HostDiskExists}), []string{"Forbidden:spec.volumes[0].hostDisk"}},
 		{"created image", host(kubevirtv1.HostDisk{Path: "/var/lib/images/b.img", Type: kubevirtv1.HostDiskExistsOrCreate,
-			Capacity: q("1Gi")}), nil},
+			Capacity: q("1Gi")}), []string{"Forbidden:spec.volumes[0].hostDisk"}},
 		{"no path, no type", host(kubevirtv1.HostDisk{}),
-			[]string{"Required:spec.volumes[0].hostDisk.path", "Required:spec.volumes[0].hostDisk.type"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "Required:spec.volumes[0].hostDisk.path", "Required:spec.volumes[0].hostDisk.type"}},
 		{"relative path", host(kubevirtv1.HostDisk{Path: "images/a.img", Type: kubevirtv1.HostDiskExists}),
-			[]string{"Invalid:spec.volumes[0].hostDisk.path"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "Invalid:spec.volumes[0].hostDisk.path"}},
 		{"path escaping with ..", host(kubevirtv1.HostDisk{Path: "/var/lib/../../etc/shadow", Type: kubevirtv1.HostDiskExists}),
-			[]string{"Invalid:spec.volumes[0].hostDisk.path"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "Invalid:spec.volumes[0].hostDisk.path"}},
 		{"unknown type", host(kubevirtv1.HostDisk{Path: "/a.img", Type: "Directory"}),
-			[]string{"NotSupported:spec.volumes[0].hostDisk.type"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "NotSupported:spec.volumes[0].hostDisk.type"}},
 		{"create without capacity", host(kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExistsOrCreate}),
-			[]string{"Required:spec.volumes[0].hostDisk.capacity"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "Required:spec.volumes[0].hostDisk.capacity"}},
 		{"negative capacity", host(kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists, Capacity: q("-1")}),
-			[]string{"Invalid:spec.volumes[0].hostDisk.capacity"}},
+			[]string{"Forbidden:spec.volumes[0].hostDisk", "Invalid:spec.volumes[0].hostDisk.capacity"}},
 	})
 }
 
