@@ -89,11 +89,14 @@ func SetDefaults_Probe(obj *Probe) {
 	}
 }
 
-// SetDefaults_VirtualMachineInstanceSpec connects a guest that declares no
-// interfaces and no networks to the pod network through a masquerade
-// interface, unless autoattachPodInterface is false.
+// SetDefaults_VirtualMachineInstanceSpec gives every volume that no disk
+// names a disk of its own (as KubeVirt does, so a volume is never silently
+// left out of the guest), and connects a guest that declares no interfaces
+// and no networks to the pod network through a masquerade interface, unless
+// autoattachPodInterface is false.
 func SetDefaults_VirtualMachineInstanceSpec(obj *VirtualMachineInstanceSpec) {
 	devices := &obj.Domain.Devices
+	setDefaultVolumeDisks(obj)
 	if len(devices.Interfaces) != 0 || len(obj.Networks) != 0 {
 		return
 	}
@@ -105,4 +108,22 @@ func SetDefaults_VirtualMachineInstanceSpec(obj *VirtualMachineInstanceSpec) {
 		Name:                   DefaultNetworkName,
 		InterfaceBindingMethod: InterfaceBindingMethod{Masquerade: &InterfaceMasquerade{}},
 	}}
+}
+
+// setDefaultVolumeDisks appends a disk (defaulted later to a virtio disk) for
+// each volume without one. Hotplugged and memory dump volumes are not disks
+// of the guest at boot and are left alone.
+func setDefaultVolumeDisks(obj *VirtualMachineInstanceSpec) {
+	named := make(map[string]bool, len(obj.Domain.Devices.Disks))
+	for _, d := range obj.Domain.Devices.Disks {
+		named[d.Name] = true
+	}
+	for _, v := range obj.Volumes {
+		if v.Name == "" || named[v.Name] || v.MemoryDump != nil ||
+			(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) {
+			continue
+		}
+		obj.Domain.Devices.Disks = append(obj.Domain.Devices.Disks, Disk{Name: v.Name})
+		named[v.Name] = true
+	}
 }

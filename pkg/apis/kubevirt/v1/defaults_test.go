@@ -49,6 +49,28 @@ func TestSetObjectDefaultsVirtualMachineInstance(t *testing.T) {
 			},
 		},
 		{
+			name: "a volume without a disk gets a virtio disk; hotplugged volumes do not",
+			in: VirtualMachineInstanceSpec{
+				Domain: DomainSpec{Devices: Devices{AutoattachPodInterface: ptr.To(false), Disks: []Disk{{Name: "root"}}}},
+				Volumes: []Volume{
+					{Name: "root", VolumeSource: VolumeSource{EmptyDisk: &EmptyDiskSource{}}},
+					{Name: "data", VolumeSource: VolumeSource{EmptyDisk: &EmptyDiskSource{}}},
+					{Name: "hot", VolumeSource: VolumeSource{PersistentVolumeClaim: &PersistentVolumeClaimVolumeSource{Hotpluggable: true}}},
+				},
+			},
+			want: VirtualMachineInstanceSpec{
+				Domain: DomainSpec{Machine: q35, Devices: Devices{AutoattachPodInterface: ptr.To(false), Disks: []Disk{
+					{Name: "root", DiskDevice: DiskDevice{Disk: &DiskTarget{Bus: "virtio"}}},
+					{Name: "data", DiskDevice: DiskDevice{Disk: &DiskTarget{Bus: "virtio"}}},
+				}}},
+				Volumes: []Volume{
+					{Name: "root", VolumeSource: VolumeSource{EmptyDisk: &EmptyDiskSource{}}},
+					{Name: "data", VolumeSource: VolumeSource{EmptyDisk: &EmptyDiskSource{}}},
+					{Name: "hot", VolumeSource: VolumeSource{PersistentVolumeClaim: &PersistentVolumeClaimVolumeSource{Hotpluggable: true}}},
+				},
+			},
+		},
+		{
 			name: "networks without interfaces are left alone",
 			in:   VirtualMachineInstanceSpec{Networks: []Network{{Name: "blue", NetworkSource: NetworkSource{Multus: &MultusNetwork{NetworkName: "blue"}}}}},
 			want: VirtualMachineInstanceSpec{
