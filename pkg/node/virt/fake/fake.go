@@ -1,0 +1,314 @@
+// Package fake is an in-memory libvirt for unit tests of the node agent: one
+// Daemon per launcher, holding domains whose states follow the calls made on
+// them, recording every call and delivering lifecycle events to watchers.
+package fake
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+// Domain is the fake's record of one domain.
+type Domain struct {
+	// XML is the last defined XML.
+	XML []byte
+	// Info is the current state.
+	Info virt.DomainInfo
+	// PID stands for the QEMU process: it changes on every Start, so tests
+	// can tell a restarted guest from a re-attached one.
+	PID int
+	// GuestOS is returned by GuestOS when non-nil.
+	GuestOS *virt.GuestOS
+}
+
+// Daemon is one fake libvirt daemon.
+type Daemon struct {
+	mu       sync.Mutex
+	domains  map[string]*Domain
+	calls    []string
+	watchers map[int]func(virt.Event)
+	nextID   int
+	nextPID  int
+	// ShutdownIgnored makes Shutdown a no-op, like a guest without ACPI.
+	ShutdownIgnored bool
+	// Console is the guest side of the last console opened; tests read what
+	// sessions typed and write guest output to it.
+	Console net.Conn
+	dead    bool
+}
+
+// NewDaemon returns an empty daemon.
+func NewDaemon() *Daemon {
+	return &Daemon{domains: map[string]*Domain{}, watchers: map[int]func(virt.Event){}, nextPID: 1000}
+}
+
+// Dial returns a Conn to the daemon (any socket path).
+func (d *Daemon) Dial(string) (virt.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dead {
+		return nil, fmt.Errorf("fake daemon is gone")
+	}
+	d.calls = append(d.calls, "Dial")
+	return &conn{d: d}, nil
+}
+
+// Calls returns the calls made so far ("Define ns_name", "Start ns_name", ...).
+func (d *Daemon) Calls() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.calls...)
+}
+
+// ResetCalls forgets the recorded calls.
+func (d *Daemon) ResetCalls() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls = nil
+}
+
+// Domain returns a copy of the named domain, or nil.
+func (d *Daemon) Domain(name string) *Domain {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dom, ok := d.domains[name]
+	if !ok {
+		return nil
+	}
+	c := *dom
+	return &c
+}
+
+// SetState changes a domain's state from the outside (the guest powering
+// off, QEMU crashing) and emits an event.
+func (d *Daemon) SetState(name string, st virt.State, reason virt.Reason) {
+	d.mu.Lock()
+	if dom, ok := d.domains[name]; ok {
+		dom.Info.State, dom.Info.Reason = st, reason
+	}
+	d.mu.Unlock()
+	d.emit(virt.Event{Domain: name})
+}
+
+// SetGuestOS sets what the guest agent reports.
+func (d *Daemon) SetGuestOS(name string, os *virt.GuestOS) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dom, ok := d.domains[name]; ok {
+		dom.GuestOS = os
+	}
+}
+
+// Kill simulates the daemon dying: watchers get Closed, later dials fail.
+func (d *Daemon) Kill() {
+	d.mu.Lock()
+	d.dead = true
+	d.mu.Unlock()
+	d.emit(virt.Event{Closed: true})
+}
+
+func (d *Daemon) emit(ev virt.Event) {
+	d.mu.Lock()
+	fns := make([]func(virt.Event), 0, len(d.watchers))
+	for _, fn := range d.watchers {
+		fns = append(fns, fn)
+	}
+	d.mu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+// conn is one connection to a Daemon.
+type conn struct {
+	d *Daemon
+}
+
+var _ virt.Conn = &conn{}
+
+// change runs fn on the named domain under the lock, records the call and
+// emits an event when fn succeeded.
+func (c *conn) change(call, name string, fn func(*Domain) error) error {
+	c.d.mu.Lock()
+	c.d.calls = append(c.d.calls, call+" "+name)
+	if c.d.dead {
+		c.d.mu.Unlock()
+		return fmt.Errorf("%s %s: connection closed", call, name)
+	}
+	dom, ok := c.d.domains[name]
+	if !ok {
+		c.d.mu.Unlock()
+		return fmt.Errorf("%s %s: %w", call, name, virt.ErrNotFound)
+	}
+	err := fn(dom)
+	c.d.mu.Unlock()
+	if err == nil {
+		c.d.emit(virt.Event{Domain: name})
+	}
+	return err
+}
+
+type domainXML struct {
+	Name string `xml:"name"`
+}
+
+func (c *conn) Define(x []byte) error {
+	var dx domainXML
+	if err := xml.Unmarshal(x, &dx); err != nil || dx.Name == "" {
+		return fmt.Errorf("define: invalid domain XML: %v", err)
+	}
+	c.d.mu.Lock()
+	c.d.calls = append(c.d.calls, "Define "+dx.Name)
+	dom, ok := c.d.domains[dx.Name]
+	if !ok {
+		dom = &Domain{Info: virt.DomainInfo{Name: dx.Name, State: virt.StateShutoff, Reason: virt.ReasonUnknown}}
+		c.d.domains[dx.Name] = dom
+	}
+	dom.XML = append([]byte(nil), x...)
+	dom.Info.UID = virt.MetadataUID(x)
+	c.d.mu.Unlock()
+	c.d.emit(virt.Event{Domain: dx.Name})
+	return nil
+}
+
+func (c *conn) Start(name string) error {
+	return c.change("Start", name, func(dom *Domain) error {
+		if dom.Info.Active() {
+			return fmt.Errorf("domain %s is already active", name)
+		}
+		c.d.nextPID++
+		dom.PID = c.d.nextPID
+		dom.Info.State, dom.Info.Reason = virt.StateRunning, virt.ReasonUnknown
+		return nil
+	})
+}
+
+func (c *conn) Shutdown(name string) error {
+	return c.change("Shutdown", name, func(dom *Domain) error {
+		if !dom.Info.Active() {
+			return fmt.Errorf("domain %s is not running", name)
+		}
+		if !c.d.ShutdownIgnored {
+			dom.Info.State, dom.Info.Reason = virt.StateShutoff, virt.ReasonShutdown
+			dom.PID = 0
+		}
+		return nil
+	})
+}
+
+func (c *conn) Destroy(name string) error {
+	return c.change("Destroy", name, func(dom *Domain) error {
+		if !dom.Info.Active() {
+			return fmt.Errorf("domain %s is not running", name)
+		}
+		dom.Info.State, dom.Info.Reason = virt.StateShutoff, virt.ReasonDestroyed
+		dom.PID = 0
+		return nil
+	})
+}
+
+func (c *conn) Undefine(name string) error {
+	return c.change("Undefine", name, func(dom *Domain) error {
+		delete(c.d.domains, name)
+		return nil
+	})
+}
+
+func (c *conn) Pause(name string) error {
+	return c.change("Pause", name, func(dom *Domain) error {
+		if dom.Info.State != virt.StateRunning {
+			return fmt.Errorf("domain %s is not running", name)
+		}
+		dom.Info.State, dom.Info.Reason = virt.StatePaused, virt.ReasonUser
+		return nil
+	})
+}
+
+func (c *conn) Resume(name string) error {
+	return c.change("Resume", name, func(dom *Domain) error {
+		if dom.Info.State != virt.StatePaused {
+			return fmt.Errorf("domain %s is not paused", name)
+		}
+		dom.Info.State, dom.Info.Reason = virt.StateRunning, virt.ReasonUnknown
+		return nil
+	})
+}
+
+func (c *conn) Reboot(name string) error {
+	return c.change("Reboot", name, func(dom *Domain) error {
+		if !dom.Info.Active() {
+			return fmt.Errorf("domain %s is not running", name)
+		}
+		return nil
+	})
+}
+
+func (c *conn) Info(name string) (virt.DomainInfo, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	if c.d.dead {
+		return virt.DomainInfo{}, fmt.Errorf("info %s: connection closed", name)
+	}
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return virt.DomainInfo{}, fmt.Errorf("info %s: %w", name, virt.ErrNotFound)
+	}
+	return dom.Info, nil
+}
+
+func (c *conn) GuestOS(name string) (virt.GuestOS, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return virt.GuestOS{}, fmt.Errorf("guest OS %s: %w", name, virt.ErrNotFound)
+	}
+	if dom.GuestOS == nil {
+		return virt.GuestOS{}, fmt.Errorf("guest OS %s: %w", name, virt.ErrNoGuestAgent)
+	}
+	return *dom.GuestOS, nil
+}
+
+// OpenConsole returns one end of an in-memory pipe; the other end becomes
+// Daemon.Console. Opening again closes the previous console (like the force flag).
+func (c *conn) OpenConsole(name string) (io.ReadWriteCloser, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	c.d.calls = append(c.d.calls, "OpenConsole "+name)
+	if _, ok := c.d.domains[name]; !ok {
+		return nil, fmt.Errorf("console %s: %w", name, virt.ErrNotFound)
+	}
+	if c.d.Console != nil {
+		_ = c.d.Console.Close()
+	}
+	agentSide, guestSide := net.Pipe()
+	c.d.Console = guestSide
+	return agentSide, nil
+}
+
+// GuestConsole returns the guest side of the current console, or nil.
+func (d *Daemon) GuestConsole() net.Conn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Console
+}
+
+func (c *conn) Watch(fn func(virt.Event)) (func(), error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	c.d.nextID++
+	id := c.d.nextID
+	c.d.watchers[id] = fn
+	return func() {
+		c.d.mu.Lock()
+		defer c.d.mu.Unlock()
+		delete(c.d.watchers, id)
+	}, nil
+}
+
+func (c *conn) Close() error { return nil }

@@ -1,0 +1,321 @@
+package virt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"libvirt.org/go/libvirt"
+)
+
+var eventLoop struct {
+	once sync.Once
+	err  error
+}
+
+// startEventLoop registers libvirt's default event loop implementation and
+// runs it on a goroutine for the life of the process. It must happen before
+// the first connection is opened, or that connection delivers no events.
+func startEventLoop() error {
+	eventLoop.once.Do(func() {
+		if err := libvirt.EventRegisterDefaultImpl(); err != nil {
+			eventLoop.err = fmt.Errorf("registering the libvirt event loop: %w", err)
+			return
+		}
+		go func() {
+			for {
+				// An iteration error is transient (e.g. an interrupted poll);
+				// the loop must keep running for the connections to work.
+				_ = libvirt.EventRunDefaultImpl()
+			}
+		}()
+	})
+	return eventLoop.err
+}
+
+// URI is the libvirt connection URI of a system-mode daemon listening on the
+// unix socket at socketPath.
+func URI(socketPath string) string {
+	return "qemu+unix:///system?socket=" + socketPath
+}
+
+// Dial is the DialFunc of the real libvirt: it opens URI(socketPath) and keeps
+// the connection alive with libvirt keepalives, so a dead daemon is noticed
+// (Watch then reports Closed).
+func Dial(socketPath string) (Conn, error) {
+	return DialURI(URI(socketPath))
+}
+
+// DialURI opens any libvirt URI (tests use "test:///default").
+func DialURI(uri string) (Conn, error) {
+	if err := startEventLoop(); err != nil {
+		return nil, err
+	}
+	c, err := libvirt.NewConnect(uri)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", uri, err)
+	}
+	// Keepalives need a remote driver; in-process drivers refuse them.
+	_ = c.SetKeepAlive(5, 3)
+	return &libvirtConn{conn: c}, nil
+}
+
+// libvirtConn implements Conn on libvirt.org/go/libvirt.
+type libvirtConn struct {
+	conn *libvirt.Connect
+}
+
+var _ Conn = &libvirtConn{}
+
+// withDomain looks the domain up, runs fn and frees the handle.
+func (c *libvirtConn) withDomain(name string, fn func(*libvirt.Domain) error) error {
+	d, err := c.conn.LookupDomainByName(name)
+	if err != nil {
+		return wrap(name, "looking up", err)
+	}
+	defer func() { _ = d.Free() }()
+	return fn(d)
+}
+
+func (c *libvirtConn) do(name, what string, fn func(*libvirt.Domain) error) error {
+	return c.withDomain(name, func(d *libvirt.Domain) error {
+		return wrap(name, what, fn(d))
+	})
+}
+
+// wrap adds context to a libvirt error and maps "no such domain" to ErrNotFound.
+func wrap(name, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var lerr libvirt.Error
+	if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN {
+		return fmt.Errorf("%s domain %s: %w (%s)", what, name, ErrNotFound, lerr.Message)
+	}
+	return fmt.Errorf("%s domain %s: %w", what, name, err)
+}
+
+// Define implements Lifecycle.
+func (c *libvirtConn) Define(xml []byte) error {
+	d, err := c.conn.DomainDefineXML(string(xml))
+	if err != nil {
+		return fmt.Errorf("defining domain: %w", err)
+	}
+	return d.Free()
+}
+
+// Start implements Lifecycle.
+func (c *libvirtConn) Start(name string) error {
+	return c.do(name, "starting", func(d *libvirt.Domain) error { return d.Create() })
+}
+
+// Shutdown implements Lifecycle.
+func (c *libvirtConn) Shutdown(name string) error {
+	return c.do(name, "shutting down", func(d *libvirt.Domain) error {
+		err := d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+		var lerr libvirt.Error
+		if errors.As(err, &lerr) && lerr.Code == libvirt.ERR_INVALID_ARG {
+			// The driver has no ACPI method (the test driver): its default.
+			return d.Shutdown()
+		}
+		return err
+	})
+}
+
+// Destroy implements Lifecycle.
+func (c *libvirtConn) Destroy(name string) error {
+	return c.do(name, "destroying", func(d *libvirt.Domain) error { return d.Destroy() })
+}
+
+// Undefine implements Lifecycle.
+func (c *libvirtConn) Undefine(name string) error {
+	return c.do(name, "undefining", func(d *libvirt.Domain) error { return d.Undefine() })
+}
+
+// Pause implements Lifecycle.
+func (c *libvirtConn) Pause(name string) error {
+	return c.do(name, "pausing", func(d *libvirt.Domain) error { return d.Suspend() })
+}
+
+// Resume implements Lifecycle.
+func (c *libvirtConn) Resume(name string) error {
+	return c.do(name, "resuming", func(d *libvirt.Domain) error { return d.Resume() })
+}
+
+// Reboot implements Lifecycle.
+func (c *libvirtConn) Reboot(name string) error {
+	return c.do(name, "rebooting", func(d *libvirt.Domain) error { return d.Reboot(libvirt.DOMAIN_REBOOT_DEFAULT) })
+}
+
+// Info implements Inspector.
+func (c *libvirtConn) Info(name string) (DomainInfo, error) {
+	info := DomainInfo{Name: name}
+	err := c.do(name, "inspecting", func(d *libvirt.Domain) error {
+		st, reason, err := d.GetState()
+		if err != nil {
+			return err
+		}
+		info.State, info.Reason = convertState(st, reason)
+		xml, err := d.GetXMLDesc(0)
+		if err != nil {
+			return err
+		}
+		info.UID = MetadataUID([]byte(xml))
+		return nil
+	})
+	return info, err
+}
+
+// GuestOS implements Inspector.
+func (c *libvirtConn) GuestOS(name string) (GuestOS, error) {
+	var os GuestOS
+	err := c.withDomain(name, func(d *libvirt.Domain) error {
+		gi, err := d.GetGuestInfo(libvirt.DOMAIN_GUEST_INFO_OS, 0)
+		if err != nil {
+			var lerr libvirt.Error
+			if errors.As(err, &lerr) && (lerr.Code == libvirt.ERR_AGENT_UNRESPONSIVE ||
+				lerr.Code == libvirt.ERR_OPERATION_INVALID || lerr.Code == libvirt.ERR_ARGUMENT_UNSUPPORTED ||
+				lerr.Code == libvirt.ERR_NO_SUPPORT) {
+				return fmt.Errorf("guest OS of %s: %w (%s)", name, ErrNoGuestAgent, lerr.Message)
+			}
+			return wrap(name, "asking the guest agent of", err)
+		}
+		if gi.OS == nil {
+			return fmt.Errorf("guest OS of %s: %w", name, ErrNoGuestAgent)
+		}
+		os = GuestOS{
+			ID: gi.OS.ID, Name: gi.OS.Name, PrettyName: gi.OS.PrettyName, Version: gi.OS.Version,
+			VersionID: gi.OS.VersionID, KernelRelease: gi.OS.KernelRelease,
+			KernelVersion: gi.OS.KernelVersion, Machine: gi.OS.Machine,
+		}
+		return nil
+	})
+	return os, err
+}
+
+// OpenConsole implements Inspector with a blocking libvirt stream: Read waits
+// for guest output, Write sends input, Close aborts the stream.
+func (c *libvirtConn) OpenConsole(name string) (io.ReadWriteCloser, error) {
+	s, err := c.conn.NewStream(0)
+	if err != nil {
+		return nil, fmt.Errorf("console stream for %s: %w", name, err)
+	}
+	err = c.do(name, "opening the console of", func(d *libvirt.Domain) error {
+		return d.OpenConsole("", s, libvirt.DOMAIN_CONSOLE_FORCE)
+	})
+	if err != nil {
+		_ = s.Free()
+		return nil, err
+	}
+	return &consoleStream{s: s}, nil
+}
+
+// consoleStream adapts a blocking libvirt stream to io.ReadWriteCloser.
+type consoleStream struct {
+	s    *libvirt.Stream
+	once sync.Once
+}
+
+func (cs *consoleStream) Read(p []byte) (int, error) {
+	n, err := cs.s.Recv(p)
+	if n < 0 { // only non-blocking streams return -2/-3
+		return 0, nil
+	}
+	return n, err
+}
+
+func (cs *consoleStream) Write(p []byte) (int, error) {
+	total := 0
+	for total < len(p) {
+		n, err := cs.s.Send(p[total:])
+		if err != nil {
+			return total, err
+		}
+		if n > 0 {
+			total += n
+		}
+	}
+	return total, nil
+}
+
+func (cs *consoleStream) Close() error {
+	var err error
+	cs.once.Do(func() {
+		_ = cs.s.Abort()
+		err = cs.s.Free()
+	})
+	return err
+}
+
+// Watch implements Inspector: domain lifecycle events and the connection's
+// close callback both reach fn.
+func (c *libvirtConn) Watch(fn func(Event)) (func(), error) {
+	id, err := c.conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, _ *libvirt.DomainEventLifecycle) {
+		name, err := d.GetName()
+		if err != nil {
+			return
+		}
+		fn(Event{Domain: name})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching domain events: %w", err)
+	}
+	closed := func(*libvirt.Connect, libvirt.ConnectCloseReason) { fn(Event{Closed: true}) }
+	if err := c.conn.RegisterCloseCallback(closed); err != nil {
+		_ = c.conn.DomainEventDeregister(id)
+		return nil, fmt.Errorf("watching the connection: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = c.conn.DomainEventDeregister(id)
+			_ = c.conn.UnregisterCloseCallback()
+		})
+	}, nil
+}
+
+// Close implements Conn.
+func (c *libvirtConn) Close() error {
+	_, err := c.conn.Close()
+	return err
+}
+
+// convertState maps libvirt's state and reason codes to State and Reason.
+func convertState(st libvirt.DomainState, reason int) (State, Reason) {
+	switch st {
+	case libvirt.DOMAIN_RUNNING:
+		return StateRunning, ReasonUnknown
+	case libvirt.DOMAIN_BLOCKED:
+		return StateBlocked, ReasonUnknown
+	case libvirt.DOMAIN_PAUSED:
+		switch libvirt.DomainPausedReason(reason) {
+		case libvirt.DOMAIN_PAUSED_USER:
+			return StatePaused, ReasonUser
+		case libvirt.DOMAIN_PAUSED_IOERROR:
+			return StatePaused, ReasonIOError
+		case libvirt.DOMAIN_PAUSED_CRASHED:
+			return StatePaused, ReasonCrashed
+		}
+		return StatePaused, ReasonUnknown
+	case libvirt.DOMAIN_SHUTDOWN:
+		return StateShuttingDown, ReasonUnknown
+	case libvirt.DOMAIN_SHUTOFF:
+		switch libvirt.DomainShutoffReason(reason) {
+		case libvirt.DOMAIN_SHUTOFF_SHUTDOWN:
+			return StateShutoff, ReasonShutdown
+		case libvirt.DOMAIN_SHUTOFF_DESTROYED:
+			return StateShutoff, ReasonDestroyed
+		case libvirt.DOMAIN_SHUTOFF_CRASHED:
+			return StateShutoff, ReasonCrashed
+		case libvirt.DOMAIN_SHUTOFF_FAILED:
+			return StateShutoff, ReasonFailed
+		}
+		return StateShutoff, ReasonUnknown
+	case libvirt.DOMAIN_CRASHED:
+		return StateCrashed, ReasonCrashed
+	case libvirt.DOMAIN_PMSUSPENDED:
+		return StatePMSuspended, ReasonUnknown
+	}
+	return StateNoState, ReasonUnknown
+}

@@ -1,0 +1,96 @@
+package virt
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testDomainXML = `<domain type='test'>
+  <name>ns_vmi</name>
+  <memory unit='MiB'>64</memory>
+  <os><type>hvm</type></os>
+  <metadata><nv:vmi xmlns:nv="http://nativevirt.io/domain/1"><nv:uid>uid-123</nv:uid></nv:vmi></metadata>
+</domain>`
+
+// TestLibvirtLifecycle drives the real implementation against libvirt's
+// in-process test driver: every call reaches real libvirt code and the states
+// come back through GetState.
+func TestLibvirtLifecycle(t *testing.T) {
+	c, err := DialURI("test:///default")
+	if err != nil {
+		t.Skipf("libvirt test driver unavailable: %v", err)
+	}
+	defer c.Close()
+
+	events := make(chan Event, 100)
+	stop, err := c.Watch(func(e Event) { events <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	if _, err := c.Info("ns_vmi"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Info of a missing domain: err = %v, want ErrNotFound", err)
+	}
+	if err := c.Define([]byte(testDomainXML)); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func(string) error
+		want DomainInfo
+	}{
+		{"start", c.Start, DomainInfo{Name: "ns_vmi", State: StateRunning, Reason: ReasonUnknown, UID: "uid-123"}},
+		{"pause", c.Pause, DomainInfo{Name: "ns_vmi", State: StatePaused, Reason: ReasonUser, UID: "uid-123"}},
+		{"resume", c.Resume, DomainInfo{Name: "ns_vmi", State: StateRunning, Reason: ReasonUnknown, UID: "uid-123"}},
+		{"shutdown", c.Shutdown, DomainInfo{Name: "ns_vmi", State: StateShutoff, Reason: ReasonShutdown, UID: "uid-123"}},
+		{"start again", c.Start, DomainInfo{Name: "ns_vmi", State: StateRunning, Reason: ReasonUnknown, UID: "uid-123"}},
+		{"destroy", c.Destroy, DomainInfo{Name: "ns_vmi", State: StateShutoff, Reason: ReasonDestroyed, UID: "uid-123"}},
+	}
+	for _, s := range steps {
+		if err := s.do("ns_vmi"); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		got, err := c.Info("ns_vmi")
+		if err != nil {
+			t.Fatalf("%s: Info: %v", s.name, err)
+		}
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Errorf("after %s (-want +got):\n%s", s.name, diff)
+		}
+	}
+	select {
+	case e := <-events:
+		if e.Domain != "ns_vmi" {
+			t.Errorf("event for %q, want ns_vmi", e.Domain)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no lifecycle event within 5s")
+	}
+	if err := c.Undefine("ns_vmi"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start("ns_vmi"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Start after Undefine: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestMetadataUID(t *testing.T) {
+	tests := []struct {
+		name, xml, want string
+	}{
+		{"namespaced element", testDomainXML, "uid-123"},
+		{"attribute", `<domain><name>x</name><metadata><nv:vmi xmlns:nv="urn:x" uid="u-9"/></metadata></domain>`, "u-9"},
+		{"no metadata", `<domain><name>x</name><uid>not-me</uid></domain>`, ""},
+		{"metadata without uid", `<domain><metadata><a>b</a></metadata><devices><uid>nope</uid></devices></domain>`, ""},
+		{"garbage", `<domain><metadata>`, ""},
+	}
+	for _, tt := range tests {
+		if got := MetadataUID([]byte(tt.xml)); got != tt.want {
+			t.Errorf("%s: MetadataUID = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+// Package virt is the node agent's small view of libvirt: one connection to
+// the libvirt daemon of one launcher pod, the lifecycle calls the agent makes
+// on the single domain that daemon runs, and the observations it needs
+// (state, guest OS, console stream, lifecycle events).
+//
+// The interfaces are deliberately narrow (KubeVirt's 40-method DomainManager is
+// the counter-example) so that the reconcile logic can be tested against the
+// in-memory fake in package virt/fake, while the real implementation on
+// libvirt.org/go/libvirt (cgo) lives in libvirt.go.
+package virt
+
+import (
+	"errors"
+	"io"
+)
+
+// ErrNotFound is returned (wrapped) when the named domain does not exist.
+var ErrNotFound = errors.New("domain not found")
+
+// ErrNoGuestAgent is returned (wrapped) by GuestOS when the guest runs no
+// guest agent (or it does not answer).
+var ErrNoGuestAgent = errors.New("guest agent not connected")
+
+// State is the coarse state of a domain, as libvirt reports it.
+type State string
+
+// Domain states (libvirt's virDomainState).
+const (
+	// StateNoState: libvirt does not know (transient).
+	StateNoState State = "NoState"
+	// StateRunning: the guest's vCPUs run.
+	StateRunning State = "Running"
+	// StateBlocked: the guest is blocked on a resource (counts as running).
+	StateBlocked State = "Blocked"
+	// StatePaused: the guest's vCPUs are paused.
+	StatePaused State = "Paused"
+	// StateShuttingDown: the guest is shutting down.
+	StateShuttingDown State = "ShuttingDown"
+	// StateShutoff: QEMU is not running; the domain is only defined.
+	StateShutoff State = "Shutoff"
+	// StateCrashed: the guest crashed.
+	StateCrashed State = "Crashed"
+	// StatePMSuspended: the guest suspended itself (S3/S4).
+	StatePMSuspended State = "PMSuspended"
+)
+
+// Reason says why a domain is in its state. Only the reasons the agent acts
+// on are distinguished; everything else is ReasonUnknown.
+type Reason string
+
+// Domain state reasons.
+const (
+	// ReasonUnknown: a reason the agent does not distinguish.
+	ReasonUnknown Reason = "Unknown"
+	// ReasonShutdown: shut off because the guest powered itself off.
+	ReasonShutdown Reason = "Shutdown"
+	// ReasonDestroyed: shut off because it was destroyed (killed) on request.
+	ReasonDestroyed Reason = "Destroyed"
+	// ReasonCrashed: shut off or crashed because the guest or QEMU crashed.
+	ReasonCrashed Reason = "Crashed"
+	// ReasonFailed: shut off because QEMU failed to start or died.
+	ReasonFailed Reason = "Failed"
+	// ReasonUser: paused on request.
+	ReasonUser Reason = "User"
+	// ReasonIOError: paused because of a disk I/O error.
+	ReasonIOError Reason = "IOError"
+)
+
+// DomainInfo is what the agent observes of one domain.
+type DomainInfo struct {
+	// Name of the domain (<namespace>_<name>).
+	Name string
+	// State of the domain.
+	State State
+	// Reason for the state.
+	Reason Reason
+	// UID is the VMI uid recorded in the domain's metadata, "" when absent.
+	UID string
+}
+
+// Active reports whether QEMU runs for the domain (running, blocked, paused,
+// shutting down or PM-suspended).
+func (i DomainInfo) Active() bool {
+	switch i.State {
+	case StateRunning, StateBlocked, StatePaused, StateShuttingDown, StatePMSuspended:
+		return true
+	}
+	return false
+}
+
+// GuestOS is the guest's operating system as its guest agent reports it.
+type GuestOS struct {
+	// ID of the OS (e.g. debian).
+	ID string
+	// Name of the OS.
+	Name string
+	// PrettyName of the OS.
+	PrettyName string
+	// Version of the OS.
+	Version string
+	// VersionID of the OS.
+	VersionID string
+	// KernelRelease of the guest kernel.
+	KernelRelease string
+	// KernelVersion of the guest kernel.
+	KernelVersion string
+	// Machine is the hardware platform (e.g. x86_64).
+	Machine string
+}
+
+// Event tells that something about a domain changed; the receiver re-reads
+// the state it cares about. Closed is set once when the connection to the
+// libvirt daemon is lost (the launcher died); no events follow it.
+type Event struct {
+	// Domain is the name of the domain the event is about ("" when Closed).
+	Domain string
+	// Closed is true when the connection was closed.
+	Closed bool
+}
+
+// Lifecycle changes a domain. Every call names the domain; calls on a missing
+// domain fail with an error wrapping ErrNotFound.
+type Lifecycle interface {
+	// Define creates or replaces the persistent definition from domain XML.
+	Define(xml []byte) error
+	// Start boots a defined domain.
+	Start(name string) error
+	// Shutdown asks the guest to power off (ACPI power button).
+	Shutdown(name string) error
+	// Destroy kills QEMU at once.
+	Destroy(name string) error
+	// Undefine removes the definition of a shut off domain.
+	Undefine(name string) error
+	// Pause stops the guest's vCPUs.
+	Pause(name string) error
+	// Resume restarts paused vCPUs.
+	Resume(name string) error
+	// Reboot asks the guest to reboot (guest agent or ACPI).
+	Reboot(name string) error
+}
+
+// Inspector observes domains.
+type Inspector interface {
+	// Info returns the domain's state.
+	Info(name string) (DomainInfo, error)
+	// GuestOS asks the guest agent about the OS; ErrNoGuestAgent without one.
+	GuestOS(name string) (GuestOS, error)
+	// OpenConsole opens the domain's serial console as a byte stream,
+	// taking it over from any other holder. Close ends the stream.
+	OpenConsole(name string) (io.ReadWriteCloser, error)
+	// Watch calls fn for every lifecycle event until stop is called. fn must
+	// not block for long: it runs on libvirt's event loop.
+	Watch(fn func(Event)) (stop func(), err error)
+}
+
+// Conn is one connection to one launcher's libvirt daemon.
+type Conn interface {
+	Lifecycle
+	Inspector
+	// Close ends the connection; domains keep running.
+	Close() error
+}
+
+// DialFunc connects to the libvirt daemon listening on the unix socket at
+// socketPath (which may be a /proc/self/fd/N/... path).
+type DialFunc func(socketPath string) (Conn, error)
