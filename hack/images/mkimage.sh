@@ -8,6 +8,8 @@
 #
 # The tarball is reproducible: files are sorted, owned by root and dated at the epoch, so the
 # same ROOTFS always gives the same layer and image digests (and a re-import is a no-op).
+# MKIMAGE_KEEP_OWNERS=1 keeps the numeric owners of ROOTFS instead (e.g. a containerDisk's
+# /disk/disk.img owned by 107:107, as KubeVirt's containerDisk images have it).
 set -euo pipefail
 if [[ $# -ne 4 ]]; then
 	sed -n '5,7p' "${BASH_SOURCE[0]}" >&2
@@ -21,7 +23,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 created=1970-01-01T00:00:00Z
 
-tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=posix \
+owners=(--owner=0 --group=0)
+[[ ${MKIMAGE_KEEP_OWNERS:-0} == 1 ]] && owners=()
+tar --sort=name --mtime=@0 "${owners[@]}" --numeric-owner --format=posix \
 	--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
 	-C "$rootfs" -cf "$work/layer.tar" .
 layer=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
