@@ -1,0 +1,102 @@
+package launcherpod
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+)
+
+const (
+	// baseOverhead is what libvirt, QEMU and the launcher need besides guest memory.
+	baseOverhead int64 = 256 << 20
+	// overheadPercent of guest memory covers page tables and device emulation growing with it.
+	overheadPercent int64 = 2
+	mebibyte        int64 = 1 << 20
+)
+
+// defaultCPURequest is the compute container's CPU request when the domain names none.
+var defaultCPURequest = resource.MustParse("100m")
+
+// errNoMemory is returned for an instance without any memory size; validation refuses those,
+// so it only guards against objects that bypassed it.
+var errNoMemory = errors.New("the instance sets no memory (domain.memory.guest or domain.resources.requests.memory)")
+
+// GuestMemory is the memory the guest sees: memory.guest, else the memory request, else the
+// memory limit (a limit alone is also the request, as for pods).
+func GuestMemory(spec *kubevirtv1.VirtualMachineInstanceSpec) (resource.Quantity, error) {
+	if m := spec.Domain.Memory; m != nil && m.Guest != nil && !m.Guest.IsZero() {
+		return m.Guest.DeepCopy(), nil
+	}
+	if q, ok := spec.Domain.Resources.Requests[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.DeepCopy(), nil
+	}
+	if q, ok := spec.Domain.Resources.Limits[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.DeepCopy(), nil
+	}
+	return resource.Quantity{}, errNoMemory
+}
+
+// Overhead is the memory the launcher pod needs on top of the guest's: 256Mi plus 2% of guest
+// memory, rounded up to whole MiB. It is the one formula for the overhead; change it here only.
+func Overhead(guest resource.Quantity) resource.Quantity {
+	percent := (guest.Value()*overheadPercent + 99) / 100
+	percent = (percent + mebibyte - 1) / mebibyte * mebibyte
+	return *resource.NewQuantity(baseOverhead+percent, resource.BinarySI)
+}
+
+// computeResources sizes the compute container from the domain: memory request = guest +
+// overhead (guest alone with overcommitGuestOverhead), memory limit = limit + overhead when the
+// domain sets one, CPU copied (100m when unset), and one KVM device unless emulating.
+func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation bool) (corev1.ResourceRequirements, error) {
+	guest, err := GuestMemory(spec)
+	if err != nil {
+		return corev1.ResourceRequirements{}, err
+	}
+	overhead := Overhead(guest)
+	domain := spec.Domain.Resources
+	out := corev1.ResourceRequirements{Requests: corev1.ResourceList{}}
+
+	memRequest := guest.DeepCopy()
+	if !domain.OvercommitGuestOverhead {
+		memRequest.Add(overhead)
+	}
+	out.Requests[corev1.ResourceMemory] = memRequest
+
+	if limit, ok := domain.Limits[corev1.ResourceMemory]; ok && !limit.IsZero() {
+		memLimit := limit.DeepCopy()
+		memLimit.Add(overhead)
+		// A pod whose request exceeds its limit is invalid; the limit never drops below it.
+		if memLimit.Cmp(memRequest) < 0 {
+			memLimit = memRequest.DeepCopy()
+		}
+		setLimit(&out, corev1.ResourceMemory, memLimit)
+	}
+
+	cpuRequest := defaultCPURequest.DeepCopy()
+	if q, ok := domain.Requests[corev1.ResourceCPU]; ok && !q.IsZero() {
+		cpuRequest = q.DeepCopy()
+	} else if q, ok := domain.Limits[corev1.ResourceCPU]; ok && !q.IsZero() {
+		cpuRequest = q.DeepCopy()
+	}
+	out.Requests[corev1.ResourceCPU] = cpuRequest
+	if q, ok := domain.Limits[corev1.ResourceCPU]; ok && !q.IsZero() {
+		setLimit(&out, corev1.ResourceCPU, q.DeepCopy())
+	}
+
+	if !useEmulation {
+		one := *resource.NewQuantity(1, resource.DecimalSI)
+		out.Requests[KVMResource] = one
+		setLimit(&out, KVMResource, one.DeepCopy())
+	}
+	return out, nil
+}
+
+func setLimit(r *corev1.ResourceRequirements, name corev1.ResourceName, q resource.Quantity) {
+	if r.Limits == nil {
+		r.Limits = corev1.ResourceList{}
+	}
+	r.Limits[name] = q
+}
