@@ -1,0 +1,136 @@
+// Package streamserver is the node agent's side of the apiserver↔agent
+// protocol of package streams: an HTTPS handler (mutual TLS, only the
+// apiserver's client certificate) serving, per VMI, the serial console and VNC
+// as WebSocket byte streams and the pause, unpause and softreboot commands.
+//
+// Console sessions share the VMI's one serial console (see package console):
+// guest output reaches every session, input from any session reaches the
+// guest. Each VNC session gets its own connection to QEMU's VNC socket (QEMU
+// decides whether to share the display).
+package streamserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// ErrNotFound (wrapped) makes a request fail with 404: the agent knows no
+// domain for the VMI.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict (wrapped) makes a request fail with 409: the VMI's state does
+// not allow the action, or the uid does not match.
+var ErrConflict = errors.New("conflict")
+
+// Backend is what the server needs from the agent. uid is the VMI uid the
+// caller means; a mismatch is an ErrConflict.
+type Backend interface {
+	// Pause pauses the guest's vCPUs.
+	Pause(ctx context.Context, namespace, name string, uid types.UID) error
+	// Unpause resumes them.
+	Unpause(ctx context.Context, namespace, name string, uid types.UID) error
+	// SoftReboot asks the guest to reboot.
+	SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error
+	// Console attaches a session to the VMI's shared serial console.
+	Console(ctx context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error)
+	// VNC opens a new connection to the VMI's VNC socket.
+	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
+}
+
+// Handler serves the protocol on top of b. Wrap it in an http.Server whose
+// TLSConfig is streams.ServerTLSConfig.
+func Handler(b Backend) http.Handler {
+	return &handler{b: b}
+}
+
+type handler struct {
+	b Backend
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Defence in depth: the TLS config already refused other clients.
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 ||
+		r.TLS.PeerCertificates[0].Subject.CommonName != streams.APIServerCommonName {
+		http.Error(w, "client certificate required", http.StatusForbidden)
+		return
+	}
+	t, err := streams.ParsePath(r.URL.Path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	if r.Method != t.Action.Method() {
+		w.Header().Set("Allow", t.Action.Method())
+		http.Error(w, fmt.Sprintf("%s needs %s", t.Action, t.Action.Method()), http.StatusMethodNotAllowed)
+		return
+	}
+	uid := types.UID(r.Header.Get(streams.VMIUIDHeader))
+	if uid == "" {
+		http.Error(w, "missing header "+streams.VMIUIDHeader, http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	logger := klog.FromContext(ctx).WithValues("vmi", klog.KRef(t.Namespace, t.Name), "action", t.Action)
+	switch t.Action {
+	case streams.ActionPause, streams.ActionUnpause, streams.ActionSoftReboot:
+		do := map[streams.Action]func(context.Context, string, string, types.UID) error{
+			streams.ActionPause: h.b.Pause, streams.ActionUnpause: h.b.Unpause, streams.ActionSoftReboot: h.b.SoftReboot,
+		}[t.Action]
+		if err := do(ctx, t.Namespace, t.Name, uid); err != nil {
+			writeError(w, err)
+			return
+		}
+		logger.Info("Done")
+		w.WriteHeader(http.StatusOK)
+	case streams.ActionConsole:
+		s, err := h.b.Console(ctx, t.Namespace, t.Name, uid)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.pipe(w, r, s, logger)
+	case streams.ActionVNC:
+		c, err := h.b.VNC(ctx, t.Namespace, t.Name, uid)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.pipe(w, r, c, logger)
+	}
+}
+
+// pipe upgrades the request and bridges it to rwc until either side ends.
+func (h *handler) pipe(w http.ResponseWriter, r *http.Request, rwc io.ReadWriteCloser, logger klog.Logger) {
+	ws, err := streams.Upgrade(w, r)
+	if err != nil {
+		_ = rwc.Close()
+		logger.V(2).Info("WebSocket upgrade failed", "err", err)
+		return
+	}
+	logger.V(2).Info("Stream opened")
+	if err := streams.Pipe(r.Context(), ws, rwc); err != nil {
+		logger.V(2).Info("Stream ended", "err", err)
+		return
+	}
+	logger.V(2).Info("Stream closed")
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		code = http.StatusConflict
+	}
+	http.Error(w, err.Error(), code)
+}

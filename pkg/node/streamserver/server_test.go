@@ -1,0 +1,283 @@
+package streamserver
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gorilla/websocket"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nativevirt/nativevirt/pkg/node/console"
+	"github.com/nativevirt/nativevirt/pkg/streams"
+	"github.com/nativevirt/nativevirt/pkg/streams/streamstest"
+)
+
+const vmiUID = types.UID("uid-1")
+
+// backend runs one VMI "default/vm" whose console is a hub over a pipe.
+type backend struct {
+	mu    sync.Mutex
+	calls []string
+	hub   *console.Hub
+	guest chan net.Conn
+}
+
+func newBackend() *backend {
+	b := &backend{guest: make(chan net.Conn, 4)}
+	b.hub = console.NewHub(func() (io.ReadWriteCloser, error) {
+		a, g := net.Pipe()
+		b.guest <- g
+		return a, nil
+	})
+	return b
+}
+
+func (b *backend) check(action, ns, name string, uid types.UID) error {
+	b.mu.Lock()
+	b.calls = append(b.calls, action)
+	b.mu.Unlock()
+	if ns != "default" || name != "vm" {
+		return fmt.Errorf("no domain for %s/%s: %w", ns, name, ErrNotFound)
+	}
+	if uid != vmiUID {
+		return fmt.Errorf("uid %s is not %s: %w", uid, vmiUID, ErrConflict)
+	}
+	return nil
+}
+
+func (b *backend) Pause(_ context.Context, ns, name string, uid types.UID) error {
+	return b.check("pause", ns, name, uid)
+}
+func (b *backend) Unpause(_ context.Context, ns, name string, uid types.UID) error {
+	if err := b.check("unpause", ns, name, uid); err != nil {
+		return err
+	}
+	return fmt.Errorf("VMI is not paused: %w", ErrConflict)
+}
+func (b *backend) SoftReboot(_ context.Context, ns, name string, uid types.UID) error {
+	return b.check("softreboot", ns, name, uid)
+}
+func (b *backend) Console(_ context.Context, ns, name string, uid types.UID) (io.ReadWriteCloser, error) {
+	if err := b.check("console", ns, name, uid); err != nil {
+		return nil, err
+	}
+	return b.hub.Attach()
+}
+func (b *backend) VNC(_ context.Context, ns, name string, uid types.UID) (net.Conn, error) {
+	if err := b.check("vnc", ns, name, uid); err != nil {
+		return nil, err
+	}
+	a, g := net.Pipe()
+	go func() { _, _ = g.Write([]byte("RFB 003.008\n")); _, _ = io.Copy(io.Discard, g) }()
+	return a, nil
+}
+
+type world struct {
+	srv    *httptest.Server
+	ca     *streamstest.CA
+	client *tls.Config
+}
+
+func start(t *testing.T, b Backend) world {
+	t.Helper()
+	ca, err := streamstest.NewCA("node CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := ca.ServerCert("nativevirt-handler", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := streams.ServerTLSConfig(ca.CertPEM, serving.CertPEM, serving.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(Handler(b))
+	srv.TLS = cfg
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return world{srv: srv, ca: ca, client: clientConfig(t, ca, streams.APIServerCommonName)}
+}
+
+func clientConfig(t *testing.T, ca *streamstest.CA, cn string) *tls.Config {
+	t.Helper()
+	pair, err := ca.ClientCert(cn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := streams.ClientTLSConfig(ca.CertPEM, pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (w world) endpoint() string { return w.srv.Listener.Addr().String() }
+
+func (w world) put(t *testing.T, cfg *tls.Config, ns, name string, a streams.Action, uid types.UID) (int, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, streams.Target{Namespace: ns, Name: name, Action: a}.URL(w.endpoint()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(streams.VMIUIDHeader, string(uid))
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func TestCommands(t *testing.T) {
+	b := newBackend()
+	w := start(t, b)
+	tests := []struct {
+		name   string
+		ns, vm string
+		action streams.Action
+		uid    types.UID
+		want   int
+	}{
+		{"pause", "default", "vm", streams.ActionPause, vmiUID, http.StatusOK},
+		{"softreboot", "default", "vm", streams.ActionSoftReboot, vmiUID, http.StatusOK},
+		{"unpause of a running VMI", "default", "vm", streams.ActionUnpause, vmiUID, http.StatusConflict},
+		{"uid mismatch", "default", "vm", streams.ActionPause, "other", http.StatusConflict},
+		{"unknown VMI", "default", "nope", streams.ActionPause, vmiUID, http.StatusNotFound},
+		{"missing uid", "default", "vm", streams.ActionPause, "", http.StatusBadRequest},
+		{"console needs GET", "default", "vm", streams.ActionConsole, vmiUID, http.StatusMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := w.put(t, w.client, tt.ns, tt.vm, tt.action, tt.uid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("status = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMutualTLS(t *testing.T) {
+	b := newBackend()
+	w := start(t, b)
+	other, err := streamstest.NewCA("other CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		cfg    *tls.Config
+		wantOK bool
+	}{
+		{"apiserver certificate", w.client, true},
+		{"wrong common name", clientConfig(t, w.ca, "system:node:evil"), false},
+		{"certificate from another CA", withRoots(clientConfig(t, other, streams.APIServerCommonName), w.client), false},
+		{"no certificate", &tls.Config{InsecureSkipVerify: true}, false}, //nolint:gosec // the server must refuse it
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b.mu.Lock()
+			b.calls = nil
+			b.mu.Unlock()
+			code, err := w.put(t, tt.cfg, "default", "vm", streams.ActionPause, vmiUID)
+			ok := err == nil && code == http.StatusOK
+			if ok != tt.wantOK {
+				t.Errorf("accepted = %v (code %d, err %v), want %v", ok, code, err, tt.wantOK)
+			}
+			b.mu.Lock()
+			reached := len(b.calls) > 0
+			b.mu.Unlock()
+			if reached != tt.wantOK {
+				t.Errorf("backend reached = %v, want %v", reached, tt.wantOK)
+			}
+		})
+	}
+}
+
+// withRoots keeps cfg's client certificate but trusts the server like good does.
+func withRoots(cfg, good *tls.Config) *tls.Config {
+	c := good.Clone()
+	c.Certificates = cfg.Certificates
+	return c
+}
+
+func dial(t *testing.T, w world, a streams.Action) *websocket.Conn {
+	t.Helper()
+	h := http.Header{}
+	h.Set(streams.VMIUIDHeader, string(vmiUID))
+	ws, resp, err := streams.Dial(context.Background(), streams.Target{Namespace: "default", Name: "vm", Action: a}.URL(w.endpoint()), w.client, h)
+	if err != nil {
+		t.Fatalf("dial %s: %v (response %v)", a, err, resp)
+	}
+	if got := ws.Subprotocol(); got != streams.Subprotocol {
+		t.Errorf("subprotocol = %q, want %q", got, streams.Subprotocol)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func readFrame(t *testing.T, ws *websocket.Conn) string {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	kind, data, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if kind != websocket.BinaryMessage {
+		t.Errorf("frame type %d, want binary", kind)
+	}
+	return string(data)
+}
+
+func TestConsoleSharedBySessions(t *testing.T) {
+	b := newBackend()
+	w := start(t, b)
+	s1 := dial(t, w, streams.ActionConsole)
+	guest := <-b.guest
+	s2 := dial(t, w, streams.ActionConsole)
+	// Wait until both sessions are attached before the guest talks.
+	deadline := time.Now().Add(5 * time.Second)
+	for b.hub.Sessions() != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	go func() { _, _ = guest.Write([]byte("NativeVirt demo guest ready\r\n")) }()
+	got := []string{readFrame(t, s1), readFrame(t, s2)}
+	want := []string{"NativeVirt demo guest ready\r\n", "NativeVirt demo guest ready\r\n"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sessions saw (-want +got):\n%s", diff)
+	}
+	if err := s2.WriteMessage(websocket.BinaryMessage, []byte("echo hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len("echo hi\n"))
+	_ = guest.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(guest, buf); err != nil || string(buf) != "echo hi\n" {
+		t.Errorf("guest got %q, %v", buf, err)
+	}
+	select {
+	case <-b.guest:
+		t.Error("the console was opened a second time")
+	default:
+	}
+}
+
+func TestVNC(t *testing.T) {
+	w := start(t, newBackend())
+	ws := dial(t, w, streams.ActionVNC)
+	if got := readFrame(t, ws); got != "RFB 003.008\n" {
+		t.Errorf("VNC banner = %q", got)
+	}
+}
