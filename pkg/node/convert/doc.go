@@ -1,0 +1,19 @@
+// Package convert turns a VirtualMachineInstance into a libvirt domain.
+//
+// The conversion is pure: Convert reads the instance and a Context holding
+// the node-side facts (emulation or KVM, the paths inside the launcher pod,
+// how the pod network is wired, the formats of disk images) and returns a
+// Domain, which Marshal renders as libvirt domain XML. Nothing here talks to
+// libvirt, the file system or the Kubernetes API, so every converter is a
+// plain function with its own table test, and the whole result is pinned by
+// golden files under testdata.
+//
+// Each device family has its own file (cpu.go, memory.go, os.go, disks.go,
+// volumes.go, interfaces.go, ...); devices.go assembles them. The XML
+// structures (domain_xml.go, devices_xml.go) model only what NativeVirt
+// emits, not libvirt's whole schema.
+//
+// Input that the converter cannot honour is refused with an error naming the
+// field, never dropped: a guest without the device it asked for would be a
+// different machine.
+package convert

@@ -1,0 +1,99 @@
+package convert
+
+import (
+	"errors"
+	"path"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+)
+
+// diskSource is where a disk's content lives inside the launcher pod.
+type diskSource struct {
+	// block is true for a block device, false for an image file.
+	block bool
+	// path is the file or device path.
+	path string
+	// format is the image format.
+	format DiskFormat
+	// transient asks for a copy-on-write overlay that is dropped when the
+	// guest stops: the base image stays untouched.
+	transient bool
+	// readOnly says the source itself may not be written.
+	readOnly bool
+}
+
+// VolumeImagePath is the image of a container disk or an empty disk inside
+// the pod: <disksDir>/<volume>/disk.img.
+func VolumeImagePath(disksDir, volume string) string {
+	return path.Join(disksDir, volume, DiskImageFile)
+}
+
+// CloudInitISOPath is the cloud-init ISO of a volume inside the pod:
+// <disksDir>/<volume>/cloudinit.iso.
+func CloudInitISOPath(disksDir, volume string) string {
+	return path.Join(disksDir, volume, CloudInitISOFile)
+}
+
+// ClaimPath is the image of a filesystem-mode claim inside the pod:
+// <pvcDir>/<volume>/disk.img. Block-mode claims are /dev/<volume>.
+func ClaimPath(pvcDir, volume string) string {
+	return path.Join(pvcDir, volume, DiskImageFile)
+}
+
+// errUnknownContainerDiskFormat says the caller did not detect a container
+// disk's format.
+var errUnknownContainerDiskFormat = errors.New("the image format of the container disk is unknown to the converter (Context.DiskFormats; see DetectFormat)")
+
+// volumeSource gives the source of a volume, per the launcher pod's layout:
+// container disks are copied into the disks directory and used through a
+// transient overlay; empty disks and cloud-init ISOs are files the node
+// agent writes there; claims are mounted (file) or attached (block) by the
+// pod; host disks are used at their path.
+func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource, *field.Error) {
+	name := vol.Name
+	format := func(def DiskFormat) DiskFormat {
+		if f, ok := c.DiskFormats[name]; ok {
+			return f
+		}
+		return def
+	}
+	claim := func(readOnly bool) diskSource {
+		if c.BlockVolumes[name] {
+			return diskSource{block: true, path: "/dev/" + name, format: format(FormatRaw), readOnly: readOnly}
+		}
+		return diskSource{path: ClaimPath(c.PVCDir, name), format: format(FormatRaw), readOnly: readOnly}
+	}
+	src := &vol.VolumeSource
+	switch {
+	case src.ContainerDisk != nil:
+		f, ok := c.DiskFormats[name]
+		if !ok {
+			return diskSource{}, field.InternalError(p.Child("containerDisk"), errUnknownContainerDiskFormat)
+		}
+		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: f, transient: true}, nil
+	case src.EmptyDisk != nil:
+		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: FormatRaw}, nil
+	case src.CloudInitNoCloud != nil || src.CloudInitConfigDrive != nil:
+		return diskSource{path: CloudInitISOPath(c.DisksDir, name), format: FormatRaw}, nil
+	case src.HostDisk != nil:
+		if !path.IsAbs(src.HostDisk.Path) {
+			return diskSource{}, field.Invalid(p.Child("hostDisk", "path"), src.HostDisk.Path, "must be an absolute path")
+		}
+		return diskSource{path: path.Clean(src.HostDisk.Path), format: format(FormatRaw)}, nil
+	case src.PersistentVolumeClaim != nil:
+		if src.PersistentVolumeClaim.Hotpluggable {
+			return diskSource{}, field.Forbidden(p.Child("persistentVolumeClaim", "hotpluggable"), "hotpluggable volumes are not supported")
+		}
+		return claim(src.PersistentVolumeClaim.ReadOnly), nil
+	case src.Ephemeral != nil:
+		if src.Ephemeral.PersistentVolumeClaim == nil {
+			return diskSource{}, field.Required(p.Child("ephemeral", "persistentVolumeClaim"), "an ephemeral volume needs a claim")
+		}
+		s := claim(true)
+		s.transient = true
+		return s, nil
+	}
+	return diskSource{}, field.Forbidden(p, "volume "+name+": this volume type is not supported by the domain converter")
+}
