@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+var _ streamserver.Backend = &Agent{}
+
+// target finds the running domain of a VMI for a command.
+func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstance, *launcher, virt.DomainInfo, error) {
+	vmi, err := a.cfg.VMIs.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, virt.DomainInfo{}, err
+	}
+	if vmi.UID != uid {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s has uid %s, not %s: %w", namespace, name, vmi.UID, uid, streamserver.ErrConflict)
+	}
+	if vmi.Status.NodeName != a.cfg.NodeName {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+	}
+	l := a.attached(uid)
+	if l == nil {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("no domain for VMI %s/%s on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+	}
+	info, err := l.conn.Info(l.domain)
+	if errors.Is(err, virt.ErrNotFound) {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("no domain for VMI %s/%s: %w", namespace, name, streamserver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, virt.DomainInfo{}, err
+	}
+	return vmi, l, info, nil
+}
+
+// command runs do on the VMI's domain when allowed says the state permits it.
+func (a *Agent) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(virt.Conn, string) error) error {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return err
+	}
+	if err := allowed(info); err != nil {
+		return fmt.Errorf("%w: %w", err, streamserver.ErrConflict)
+	}
+	if err := do(l.conn, l.domain); err != nil {
+		return fmt.Errorf("%s VMI %s/%s: %w", what, namespace, name, err)
+	}
+	klog.FromContext(ctx).Info("Command done", "command", what, "vmi", klog.KRef(namespace, name))
+	a.queue.Add(l.key)
+	return nil
+}
+
+func runningNotPaused(info virt.DomainInfo) error {
+	switch info.State {
+	case virt.StateRunning, virt.StateBlocked:
+		return nil
+	case virt.StatePaused:
+		return errors.New("VMI is paused")
+	}
+	return errors.New("VMI is not running")
+}
+
+// Pause implements streamserver.Backend.
+func (a *Agent) Pause(ctx context.Context, namespace, name string, uid types.UID) error {
+	return a.command(ctx, "pause", namespace, name, uid, func(info virt.DomainInfo) error {
+		if info.State == virt.StatePaused {
+			return errors.New("VMI is already paused")
+		}
+		return runningNotPaused(info)
+	}, virt.Conn.Pause)
+}
+
+// Unpause implements streamserver.Backend.
+func (a *Agent) Unpause(ctx context.Context, namespace, name string, uid types.UID) error {
+	return a.command(ctx, "unpause", namespace, name, uid, func(info virt.DomainInfo) error {
+		if info.State != virt.StatePaused {
+			return errors.New("VMI is not paused")
+		}
+		return nil
+	}, virt.Conn.Resume)
+}
+
+// SoftReboot implements streamserver.Backend.
+func (a *Agent) SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error {
+	return a.command(ctx, "softreboot", namespace, name, uid, runningNotPaused, virt.Conn.Reboot)
+}
+
+// Console implements streamserver.Backend: a session on the VMI's shared console.
+func (a *Agent) Console(_ context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error) {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Active() {
+		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
+	}
+	return l.hub.Attach()
+}
+
+// VNC implements streamserver.Backend: a new connection to QEMU's VNC socket.
+func (a *Agent) VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error) {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Active() {
+		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", l.fs.Private.Path(podfs.VNCSocket))
+}

@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+)
+
+// File names inside the disks volume, per volume (the converter points the
+// domain at the same names inside the pod).
+const (
+	// DiskImage is a volume's disk image: containerDisk copies and emptyDisks.
+	DiskImage = "disk.img"
+	// CloudInitISO is a cloud-init volume's ISO image.
+	CloudInitISO = "cloudinit.iso"
+)
+
+var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
+
+// prepareDisks creates what the domain's local volumes need in the disks
+// volume of the launcher: sparse emptyDisk images and cloud-init ISOs; and it
+// reports the format of the containerDisk images the init containers copied.
+func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, disks *podfs.Dir) (DomainFacts, error) {
+	facts := DomainFacts{DiskFormats: map[string]string{}}
+	for _, v := range vmi.Spec.Volumes {
+		dir := disks.Path(v.Name)
+		switch {
+		case v.ContainerDisk != nil:
+			format, err := imageFormat(path.Join(dir, DiskImage))
+			if err != nil {
+				return facts, fmt.Errorf("containerDisk %s: %w", v.Name, err)
+			}
+			facts.DiskFormats[v.Name] = format
+		case v.EmptyDisk != nil:
+			if err := createSparse(dir, v.EmptyDisk.Capacity.Value()); err != nil {
+				return facts, fmt.Errorf("emptyDisk %s: %w", v.Name, err)
+			}
+			facts.DiskFormats[v.Name] = "raw"
+		case v.CloudInitNoCloud != nil, v.CloudInitConfigDrive != nil:
+			if err := a.writeCloudInit(ctx, vmi, v, dir); err != nil {
+				return facts, fmt.Errorf("cloud-init volume %s: %w", v.Name, err)
+			}
+		}
+	}
+	return facts, nil
+}
+
+// imageFormat tells qcow2 from raw by the image's magic number.
+func imageFormat(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, len(qcow2Magic))
+	if _, err := io.ReadFull(f, head); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	if bytes.Equal(head, qcow2Magic) {
+		return "qcow2", nil
+	}
+	return "raw", nil
+}
+
+// createSparse creates dir/disk.img of size bytes unless it exists (a
+// restarted agent must not wipe a disk the guest already wrote).
+func createSparse(dir string, size int64) error {
+	if size <= 0 {
+		return fmt.Errorf("capacity must be positive")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path.Join(dir, DiskImage), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o660)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cloudInitData is the resolved content of a cloud-init volume.
+type cloudInitData struct {
+	userData, networkData []byte
+}
+
+// writeCloudInit renders the volume's ISO into dir/cloudinit.iso.
+func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, v kubevirtv1.Volume, dir string) error {
+	kind := NoCloud
+	var src cloudInitSource
+	if v.CloudInitNoCloud != nil {
+		s := v.CloudInitNoCloud
+		src = cloudInitSource{s.UserData, s.UserDataBase64, secretName(s.UserDataSecretRef), s.NetworkData, s.NetworkDataBase64, secretName(s.NetworkDataSecretRef)}
+	} else {
+		kind = ConfigDrive
+		s := v.CloudInitConfigDrive
+		src = cloudInitSource{s.UserData, s.UserDataBase64, secretName(s.UserDataSecretRef), s.NetworkData, s.NetworkDataBase64, secretName(s.NetworkDataSecretRef)}
+	}
+	data, err := a.resolveCloudInit(ctx, vmi.Namespace, src)
+	if err != nil {
+		return err
+	}
+	iso, err := a.cfg.CloudInitISO(kind, data.userData, metaData(kind, vmi), data.networkData)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := path.Join(dir, "."+CloudInitISO+".tmp")
+	if err := os.WriteFile(tmp, iso, 0o640); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path.Join(dir, CloudInitISO))
+}
+
+// cloudInitSource is the common shape of the NoCloud and ConfigDrive sources.
+type cloudInitSource struct {
+	userData, userDataBase64, userDataSecret          string
+	networkData, networkDataBase64, networkDataSecret string
+}
+
+func secretName(ref *corev1.LocalObjectReference) string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Name
+}
+
+// resolveCloudInit picks inline, base64 or Secret data as KubeVirt does.
+// There is no size cap: the ISO holds whatever the user gave.
+func (a *Agent) resolveCloudInit(ctx context.Context, ns string, src cloudInitSource) (cloudInitData, error) {
+	var out cloudInitData
+	var err error
+	if out.userData, err = a.pick(ctx, ns, src.userData, src.userDataBase64, src.userDataSecret, "userdata", "userData"); err != nil {
+		return out, fmt.Errorf("user data: %w", err)
+	}
+	if out.networkData, err = a.pick(ctx, ns, src.networkData, src.networkDataBase64, src.networkDataSecret, "networkdata", "networkData"); err != nil {
+		return out, fmt.Errorf("network data: %w", err)
+	}
+	return out, nil
+}
+
+func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys ...string) ([]byte, error) {
+	switch {
+	case secret != "":
+		s, err := a.cfg.GetSecret(ctx, ns, secret)
+		if err != nil {
+			return nil, fmt.Errorf("reading secret %s: %w", secret, err)
+		}
+		for _, k := range keys {
+			if d, ok := s.Data[k]; ok {
+				return d, nil
+			}
+		}
+		return nil, fmt.Errorf("secret %s has none of the keys %v", secret, keys)
+	case b64 != "":
+		d, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid base64: %w", err)
+		}
+		return d, nil
+	case inline != "":
+		return []byte(inline), nil
+	}
+	return nil, nil
+}
+
+// metaData is the instance metadata: instance id and host name.
+func metaData(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance) []byte {
+	host := vmi.Spec.Hostname
+	if host == "" {
+		host = vmi.Name
+	}
+	id := vmi.Name + "." + vmi.Namespace
+	if kind == ConfigDrive {
+		b, _ := json.Marshal(map[string]string{"uuid": string(vmi.UID), "instance_id": id, "hostname": host, "name": host})
+		return b
+	}
+	return []byte(fmt.Sprintf("instance-id: %s\nlocal-hostname: %s\n", id, host))
+}

@@ -1,0 +1,218 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/domains"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/virt/fake"
+)
+
+const (
+	node   = "node-1"
+	ns     = "default"
+	vmName = "vm"
+	vmUID  = types.UID("11111111-2222-3333-4444-555555555555")
+	podUID = types.UID("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+	key    = ns + "/" + vmName
+)
+
+// env is one node agent with a fake cluster, a fake libvirt and a real
+// kubelet-like directory tree under a temporary root.
+type env struct {
+	t        *testing.T
+	root     string
+	stateDir string
+	daemon   *fake.Daemon
+	vmis     cache.Indexer
+	pods     cache.Indexer
+	secrets  map[string]*corev1.Secret
+	now      time.Time
+	agent    *Agent
+
+	mu     sync.Mutex
+	writes []kubevirtv1.VirtualMachineInstanceStatus
+	isos   []isoCall
+}
+
+type isoCall struct {
+	kind                CloudInitKind
+	user, meta, network string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{
+		t: t, root: t.TempDir(), stateDir: t.TempDir(), daemon: fake.NewDaemon(),
+		vmis:    cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
+		pods:    cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
+		secrets: map[string]*corev1.Secret{},
+		now:     time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
+	}
+	e.agent = e.newAgent()
+	return e
+}
+
+// newAgent builds an agent on the env's state; a second call stands for a
+// restarted agent process.
+func (e *env) newAgent() *Agent {
+	store, err := domains.Open(e.stateDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	a := New(Config{
+		NodeName: node,
+		Locator:  podfs.Locator{KubeletRoot: e.root},
+		Store:    store,
+		Dial:     e.daemon.Dial,
+		BuildDomain: func(vmi *kubevirtv1.VirtualMachineInstance, facts DomainFacts) (string, []byte, error) {
+			name := DomainName(vmi.Namespace, vmi.Name)
+			return name, []byte(fmt.Sprintf(`<domain type="qemu"><name>%s</name><metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata></domain>`, name, vmi.UID)), nil
+		},
+		CloudInitISO: func(kind CloudInitKind, u, m, n []byte) ([]byte, error) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.isos = append(e.isos, isoCall{kind, string(u), string(m), string(n)})
+			return []byte("ISO:" + string(u)), nil
+		},
+		VMIs: listers.NewVirtualMachineInstanceLister(e.vmis),
+		Pods: corelisters.NewPodLister(e.pods),
+		UpdateStatus: func(_ context.Context, vmi *kubevirtv1.VirtualMachineInstance) error {
+			e.mu.Lock()
+			e.writes = append(e.writes, vmi.Status)
+			e.mu.Unlock()
+			return e.vmis.Update(vmi)
+		},
+		GetSecret: func(_ context.Context, namespace, name string) (*corev1.Secret, error) {
+			if s, ok := e.secrets[namespace+"/"+name]; ok {
+				return s, nil
+			}
+			return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
+		},
+		Now: func() time.Time { return e.now },
+	})
+	e.t.Cleanup(func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, l := range a.launchers {
+			l.close()
+		}
+		a.queue.ShutDown()
+	})
+	return a
+}
+
+// vmi returns a Scheduled VMI on this node.
+func scheduledVMI() *kubevirtv1.VirtualMachineInstance {
+	return &kubevirtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: vmName, UID: vmUID},
+		Spec: kubevirtv1.VirtualMachineInstanceSpec{
+			Domain: kubevirtv1.DomainSpec{Devices: kubevirtv1.Devices{Interfaces: []kubevirtv1.Interface{{
+				Name: "default", MacAddress: "02:00:00:00:00:01",
+				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}},
+			}}}},
+			Networks: []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
+		},
+		Status: kubevirtv1.VirtualMachineInstanceStatus{Phase: kubevirtv1.Scheduled, NodeName: node},
+	}
+}
+
+func (e *env) addVMI(vmi *kubevirtv1.VirtualMachineInstance) {
+	e.t.Helper()
+	if err := e.vmis.Add(vmi); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) getVMI() *kubevirtv1.VirtualMachineInstance {
+	e.t.Helper()
+	obj, ok, err := e.vmis.GetByKey(key)
+	if err != nil || !ok {
+		e.t.Fatalf("VMI %s: %v %v", key, ok, err)
+	}
+	return obj.(*kubevirtv1.VirtualMachineInstance)
+}
+
+func (e *env) updateVMI(fn func(*kubevirtv1.VirtualMachineInstance)) {
+	e.t.Helper()
+	v := e.getVMI().DeepCopy()
+	fn(v)
+	if err := e.vmis.Update(v); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// addLauncher adds the running launcher pod and its volumes; ready writes
+// the launcher's ready marker.
+func (e *env) addLauncher(ready bool) {
+	e.t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: "virt-launcher-vm-abcde", UID: podUID,
+			Labels: map[string]string{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmUID)},
+		},
+		Spec:   corev1.PodSpec{NodeName: node},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7", PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}}},
+	}
+	if err := e.pods.Add(pod); err != nil {
+		e.t.Fatal(err)
+	}
+	loc := podfs.Locator{KubeletRoot: e.root}
+	for _, v := range []string{podfs.PrivateVolume, podfs.DisksVolume} {
+		if err := os.MkdirAll(loc.EmptyDir(podUID, v), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if ready {
+		e.markReady()
+	}
+}
+
+func (e *env) markReady() {
+	e.t.Helper()
+	p := filepath.Join(podfs.Locator{KubeletRoot: e.root}.EmptyDir(podUID, podfs.PrivateVolume), podfs.ReadyMarker)
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// sync runs one reconcile of the VMI.
+func (e *env) sync() time.Duration {
+	e.t.Helper()
+	after, err := e.agent.sync(context.Background(), key)
+	if err != nil {
+		e.t.Fatalf("sync: %v", err)
+	}
+	return after
+}
+
+func (e *env) writeCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.writes)
+}
+
+func (e *env) condition(t kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
+	for _, c := range e.getVMI().Status.Conditions {
+		if c.Type == t {
+			c := c
+			return &c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/domains"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+const (
+	// waitForLauncher is how soon a VMI is looked at again while its
+	// launcher is not ready yet.
+	waitForLauncher = time.Second
+	// shutdownPoll bounds the wait between checks during a graceful shutdown
+	// (lifecycle events usually come first).
+	shutdownPoll = 5 * time.Second
+	// resync re-reads a running domain's guest OS and state even without events.
+	resync = 30 * time.Second
+)
+
+// DomainName is the libvirt domain name of a VMI (KubeVirt's naming).
+func DomainName(namespace, name string) string {
+	return namespace + "_" + name
+}
+
+// sync brings the VMI key one step closer to its desired state and reports
+// when it wants to be looked at again (0: on the next event).
+func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, nil
+	}
+	vmi, err := a.cfg.VMIs.VirtualMachineInstances(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, a.forgetKey(key, "")
+	}
+	if err != nil {
+		return 0, err
+	}
+	if vmi.Status.NodeName != a.cfg.NodeName {
+		return 0, a.forgetKey(key, "")
+	}
+	// A checkpoint of an earlier VMI of the same name is stale.
+	if err := a.forgetKey(key, vmi.UID); err != nil {
+		return 0, err
+	}
+	switch vmi.Status.Phase {
+	case kubevirtv1.Scheduled, kubevirtv1.Running:
+	case kubevirtv1.Succeeded, kubevirtv1.Failed:
+		a.release(vmi.UID)
+		return 0, nil
+	default:
+		return 0, nil // the VMI controller's phases
+	}
+
+	rec, ok := a.cfg.Store.Get(vmi.UID)
+	if !ok {
+		rec = domains.Record{UID: vmi.UID, Namespace: ns, Name: name, Domain: DomainName(ns, name)}
+	}
+	pod, err := a.launcherPod(vmi)
+	if err != nil {
+		return 0, err
+	}
+	if pod == nil {
+		return a.launcherMissing(ctx, vmi, rec, "launcher pod is gone")
+	}
+	rec.PodUID = pod.UID
+	l, err := a.attach(ctx, vmi, pod, rec.Domain)
+	if errors.Is(err, podfs.ErrNotReady) {
+		if rec.Started || vmi.Status.Phase == kubevirtv1.Running {
+			if pod.DeletionTimestamp != nil {
+				return a.launcherMissing(ctx, vmi, rec, "launcher pod terminated")
+			}
+		}
+		klog.FromContext(ctx).V(4).Info("Waiting for the launcher", "err", err)
+		return waitForLauncher, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	info, err := l.conn.Info(rec.Domain)
+	if errors.Is(err, virt.ErrNotFound) {
+		if vmi.DeletionTimestamp != nil {
+			return 0, nil // never started, nothing to shut down
+		}
+		if rec.Started || vmi.Status.Phase == kubevirtv1.Running {
+			return a.finish(ctx, vmi, rec, virt.DomainInfo{}, "domain disappeared")
+		}
+		return a.startDomain(ctx, vmi, rec, l)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if info.UID != "" && info.UID != string(vmi.UID) {
+		return 0, fmt.Errorf("domain %s belongs to VMI uid %s, not %s", rec.Domain, info.UID, vmi.UID)
+	}
+
+	if !info.Active() {
+		if !rec.Started && vmi.Status.Phase == kubevirtv1.Scheduled && vmi.DeletionTimestamp == nil {
+			// Defined before an agent restart but never started.
+			return a.startDomain(ctx, vmi, rec, l)
+		}
+		return a.finish(ctx, vmi, rec, info, "")
+	}
+	if !rec.Started {
+		// Running although the checkpoint says otherwise (the state dir was
+		// lost): adopt it. Never define or start a running domain again.
+		now := a.cfg.Now()
+		rec.Started, rec.StartedAt = true, &now
+	}
+	rec.State, rec.Reason, rec.Gone = info.State, info.Reason, false
+	if _, err := a.cfg.Store.Put(rec); err != nil {
+		return 0, err
+	}
+	after := resync
+	if vmi.DeletionTimestamp != nil {
+		var err error
+		if after, err = a.shutdown(ctx, vmi, &rec, l); err != nil {
+			return 0, err
+		}
+	}
+	if err := a.writeStatus(ctx, vmi, a.runningStatus(ctx, vmi, pod, l, info)); err != nil {
+		return 0, err
+	}
+	return after, nil
+}
+
+// startDomain prepares the disks, defines and starts the domain, once.
+func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, l *launcher) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	facts, err := a.prepareDisks(ctx, vmi, l.fs.Disks)
+	if err != nil {
+		return 0, fmt.Errorf("preparing disks: %w", err)
+	}
+	name, xml, err := a.cfg.BuildDomain(vmi, facts)
+	if err != nil {
+		return 0, fmt.Errorf("converting the VMI to a domain: %w", err)
+	}
+	if name != rec.Domain {
+		return 0, fmt.Errorf("converter named the domain %q, expected %q", name, rec.Domain)
+	}
+	if err := l.conn.Define(xml); err != nil {
+		return 0, err
+	}
+	// Checkpoint before starting: a crash right after Start must not lead to
+	// a second start.
+	now := a.cfg.Now()
+	rec.Started, rec.StartedAt = true, &now
+	if _, err := a.cfg.Store.Put(rec); err != nil {
+		return 0, err
+	}
+	if err := l.conn.Start(rec.Domain); err != nil {
+		rec.Started, rec.StartedAt = false, nil
+		if _, perr := a.cfg.Store.Put(rec); perr != nil {
+			logger.Error(perr, "Checkpointing the failed start")
+		}
+		return 0, err
+	}
+	logger.Info("Domain started", "domain", rec.Domain)
+	// The started event brings the VMI back for its Running status.
+	return time.Millisecond, nil
+}
+
+// shutdown asks the guest to power off once, and destroys it when the grace
+// period is over; it reports when to look again.
+func (a *Agent) shutdown(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec *domains.Record, l *launcher) (time.Duration, error) {
+	grace := kubevirtv1.DefaultGracePeriodSeconds
+	if vmi.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *vmi.Spec.TerminationGracePeriodSeconds
+	}
+	now := a.cfg.Now()
+	logger := klog.FromContext(ctx)
+	if rec.ShutdownAt == nil {
+		rec.ShutdownAt = &now
+		if _, err := a.cfg.Store.Put(*rec); err != nil {
+			return 0, err
+		}
+		if grace > 0 {
+			logger.Info("Shutting the guest down", "gracePeriodSeconds", grace)
+			if err := l.conn.Shutdown(rec.Domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
+				logger.Error(err, "ACPI shutdown failed; the guest is destroyed after the grace period")
+			}
+		}
+	}
+	left := time.Duration(grace)*time.Second - now.Sub(*rec.ShutdownAt)
+	if left > 0 {
+		return min(left, shutdownPoll), nil
+	}
+	logger.Info("Grace period over: destroying the guest", "gracePeriodSeconds", grace)
+	if err := l.conn.Destroy(rec.Domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
+		return 0, err
+	}
+	return time.Millisecond, nil
+}
+
+// launcherMissing handles a VMI whose launcher pod is gone or terminated.
+func (a *Agent) launcherMissing(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, why string) (time.Duration, error) {
+	a.release(vmi.UID)
+	if !rec.Started && vmi.Status.Phase != kubevirtv1.Running {
+		return 0, nil // never ran here: the VMI controller fails it
+	}
+	return a.finish(ctx, vmi, rec, virt.DomainInfo{}, why)
+}
+
+// finish records that the domain stopped and reports the final phase.
+func (a *Agent) finish(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, info virt.DomainInfo, gone string) (time.Duration, error) {
+	rec.State, rec.Reason, rec.Gone = info.State, info.Reason, gone != ""
+	if _, err := a.cfg.Store.Put(rec); err != nil {
+		return 0, err
+	}
+	phase := FinalPhase(info, rec)
+	klog.FromContext(ctx).Info("Guest stopped", "phase", phase, "state", info.State, "reason", info.Reason, "gone", gone)
+	return 0, a.writeStatus(ctx, vmi, finalStatus(vmi, phase, a.cfg.Now()))
+}
+
+// FinalPhase decides between Succeeded and Failed for a stopped domain: a
+// guest that powered itself off, or was stopped because its VMI was deleted,
+// succeeded; a crash, a failure or a domain lost without being asked to stop
+// failed.
+func FinalPhase(info virt.DomainInfo, rec domains.Record) kubevirtv1.VirtualMachineInstancePhase {
+	requested := rec.ShutdownAt != nil
+	switch {
+	case info.State == virt.StateShutoff && info.Reason == virt.ReasonShutdown:
+		return kubevirtv1.Succeeded
+	case info.State == virt.StateShutoff && info.Reason == virt.ReasonDestroyed && requested:
+		return kubevirtv1.Succeeded
+	case rec.Gone && requested:
+		return kubevirtv1.Succeeded
+	}
+	return kubevirtv1.Failed
+}
+

@@ -1,0 +1,457 @@
+package agent
+
+import (
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/domains"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+const domain = ns + "_" + vmName
+
+// startRunning drives a fresh VMI to Running.
+func startRunning(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.sync() // define + start
+	e.sync() // observe: Running
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Running {
+		t.Fatalf("phase = %s, want Running", got)
+	}
+	return e
+}
+
+func TestStartToRunning(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(false)
+
+	// Launcher not ready: wait, touch nothing.
+	if after := e.sync(); after != waitForLauncher {
+		t.Errorf("requeue after %v while the launcher is not ready, want %v", after, waitForLauncher)
+	}
+	if calls := e.daemon.Calls(); len(calls) != 0 || e.writeCount() != 0 {
+		t.Fatalf("not ready: calls %v, %d status writes; want none", calls, e.writeCount())
+	}
+
+	e.markReady()
+	e.sync()
+	if diff := cmp.Diff([]string{"Dial", "Define " + domain, "Start " + domain}, e.daemon.Calls()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	e.sync()
+	st := e.getVMI().Status
+	if st.Phase != kubevirtv1.Running || st.NodeName != node {
+		t.Errorf("phase %s node %s, want Running on %s", st.Phase, st.NodeName, node)
+	}
+	wantIfaces := []kubevirtv1.VirtualMachineInstanceNetworkInterface{{
+		Name: "default", MAC: "02:00:00:00:00:01", IP: "10.244.0.7", IPs: []string{"10.244.0.7"},
+		InfoSource: "domain", PodInterfaceName: "eth0", QueueCount: 1, LinkState: "up",
+	}}
+	if diff := cmp.Diff(wantIfaces, st.Interfaces); diff != "" {
+		t.Errorf("interfaces (-want +got):\n%s", diff)
+	}
+	for typ, want := range map[kubevirtv1.VirtualMachineInstanceConditionType]corev1.ConditionStatus{
+		kubevirtv1.VirtualMachineInstanceReady:        corev1.ConditionTrue,
+		kubevirtv1.VirtualMachineInstanceIsMigratable: corev1.ConditionTrue,
+	} {
+		if c := e.condition(typ); c == nil || c.Status != want {
+			t.Errorf("condition %s = %+v, want %s", typ, c, want)
+		}
+	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstancePaused); c != nil {
+		t.Errorf("Paused condition on a running guest: %+v", c)
+	}
+
+	// Nothing changed: no write, no libvirt change.
+	writes := e.writeCount()
+	e.daemon.ResetCalls()
+	e.now = e.now.Add(time.Minute)
+	e.sync()
+	if e.writeCount() != writes {
+		t.Errorf("status written %d times for an unchanged guest", e.writeCount()-writes)
+	}
+	for _, c := range e.daemon.Calls() {
+		if c != "Dial" {
+			t.Errorf("unexpected libvirt call %q on a steady guest", c)
+		}
+	}
+}
+
+func TestGuestStops(t *testing.T) {
+	tests := []struct {
+		name   string
+		state  virt.State
+		reason virt.Reason
+		want   kubevirtv1.VirtualMachineInstancePhase
+	}{
+		{"guest powered off", virt.StateShutoff, virt.ReasonShutdown, kubevirtv1.Succeeded},
+		{"QEMU crashed", virt.StateShutoff, virt.ReasonCrashed, kubevirtv1.Failed},
+		{"guest crashed", virt.StateCrashed, virt.ReasonCrashed, kubevirtv1.Failed},
+		{"destroyed by someone else", virt.StateShutoff, virt.ReasonDestroyed, kubevirtv1.Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startRunning(t)
+			e.daemon.SetState(domain, tt.state, tt.reason)
+			e.sync()
+			st := e.getVMI().Status
+			if st.Phase != tt.want {
+				t.Errorf("phase = %s, want %s", st.Phase, tt.want)
+			}
+			if c := e.condition(kubevirtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse {
+				t.Errorf("Ready = %+v, want False", c)
+			}
+			// Final: further syncs neither write nor touch the domain.
+			writes := e.writeCount()
+			e.daemon.ResetCalls()
+			e.sync()
+			if e.writeCount() != writes || len(e.daemon.Calls()) != 0 {
+				t.Errorf("after the final phase: %d writes, calls %v", e.writeCount()-writes, e.daemon.Calls())
+			}
+		})
+	}
+}
+
+func TestDeletionGracePeriod(t *testing.T) {
+	grace := func(s int64) *int64 { return &s }
+	tests := []struct {
+		name         string
+		grace        *int64
+		guestObeys   bool
+		wantCalls    []string // after the first sync of the deleted VMI
+		advance      time.Duration
+		wantCallsEnd []string // after advancing the clock and syncing again
+		wantPhase    kubevirtv1.VirtualMachineInstancePhase
+	}{
+		{
+			name: "guest shuts down in time", grace: grace(30), guestObeys: true,
+			wantCalls: []string{"Shutdown " + domain}, advance: time.Second, wantCallsEnd: nil,
+			wantPhase: kubevirtv1.Succeeded,
+		},
+		{
+			name: "guest ignores ACPI: destroyed after the grace period", grace: grace(30),
+			wantCalls: []string{"Shutdown " + domain}, advance: 31 * time.Second, wantCallsEnd: []string{"Destroy " + domain},
+			wantPhase: kubevirtv1.Succeeded,
+		},
+		{
+			name: "still within the grace period", grace: grace(30),
+			wantCalls: []string{"Shutdown " + domain}, advance: 10 * time.Second, wantCallsEnd: nil,
+			wantPhase: kubevirtv1.Running,
+		},
+		{
+			name: "default grace period is 30s", grace: nil,
+			wantCalls: []string{"Shutdown " + domain}, advance: 29 * time.Second, wantCallsEnd: nil,
+			wantPhase: kubevirtv1.Running,
+		},
+		{
+			name: "grace 0 destroys at once", grace: grace(0),
+			wantCalls: []string{"Destroy " + domain}, advance: 0, wantCallsEnd: nil,
+			wantPhase: kubevirtv1.Succeeded,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startRunning(t)
+			e.daemon.ShutdownIgnored = !tt.guestObeys
+			e.updateVMI(func(v *kubevirtv1.VirtualMachineInstance) {
+				now := metav1.NewTime(e.now)
+				v.DeletionTimestamp = &now
+				v.Spec.TerminationGracePeriodSeconds = tt.grace
+			})
+			e.daemon.ResetCalls()
+			after := e.sync()
+			if diff := cmp.Diff(tt.wantCalls, e.daemon.Calls()); diff != "" {
+				t.Errorf("first sync calls (-want +got):\n%s", diff)
+			}
+			if after <= 0 || after > shutdownPoll {
+				t.Errorf("requeue after %v, want within (0, %v]", after, shutdownPoll)
+			}
+			e.now = e.now.Add(tt.advance)
+			e.daemon.ResetCalls()
+			e.sync()
+			if diff := cmp.Diff(tt.wantCallsEnd, e.daemon.Calls()); diff != "" {
+				t.Errorf("second sync calls (-want +got):\n%s", diff)
+			}
+			e.sync()
+			if got := e.getVMI().Status.Phase; got != tt.wantPhase {
+				t.Errorf("phase = %s, want %s", got, tt.wantPhase)
+			}
+		})
+	}
+}
+
+func TestReattachAfterRestart(t *testing.T) {
+	for _, keepCheckpoint := range []bool{true, false} {
+		name := map[bool]string{true: "with checkpoint", false: "checkpoint lost"}[keepCheckpoint]
+		t.Run(name, func(t *testing.T) {
+			e := startRunning(t)
+			pid := e.daemon.Domain(domain).PID
+			if !keepCheckpoint {
+				if err := os.RemoveAll(e.stateDir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The agent process is replaced; the launcher and guest run on.
+			e.agent = e.newAgent()
+			e.daemon.ResetCalls()
+			writes := e.writeCount()
+			e.sync()
+			e.sync()
+			for _, c := range e.daemon.Calls() {
+				if c != "Dial" {
+					t.Errorf("re-attach made libvirt call %q", c)
+				}
+			}
+			if got := e.daemon.Domain(domain).PID; got != pid {
+				t.Errorf("QEMU pid %d after re-attach, want %d (guest restarted)", got, pid)
+			}
+			if e.writeCount() != writes {
+				t.Errorf("re-attach wrote the status %d times, want 0", e.writeCount()-writes)
+			}
+			if r, ok := e.agent.cfg.Store.Get(vmUID); !ok || !r.Started {
+				t.Errorf("checkpoint after re-attach = %+v, %v; want Started", r, ok)
+			}
+			// And the re-attached agent still notices the guest stopping.
+			e.daemon.SetState(domain, virt.StateShutoff, virt.ReasonShutdown)
+			e.sync()
+			if got := e.getVMI().Status.Phase; got != kubevirtv1.Succeeded {
+				t.Errorf("phase = %s, want Succeeded", got)
+			}
+		})
+	}
+}
+
+func TestStartedGuestIsNeverStartedAgain(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.sync()
+	// The guest powers off before the agent ever wrote Running.
+	e.daemon.SetState(domain, virt.StateShutoff, virt.ReasonShutdown)
+	e.daemon.ResetCalls()
+	e.sync()
+	for _, c := range e.daemon.Calls() {
+		if c == "Start "+domain || c == "Define "+domain {
+			t.Errorf("stopped guest touched again: %q", c)
+		}
+	}
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Succeeded {
+		t.Errorf("phase = %s, want Succeeded", got)
+	}
+}
+
+func TestLauncherGone(t *testing.T) {
+	e := startRunning(t)
+	if err := e.pods.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-vm-abcde"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.sync()
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Failed {
+		t.Errorf("phase = %s after the launcher vanished, want Failed", got)
+	}
+}
+
+func TestLauncherDaemonDies(t *testing.T) {
+	e := startRunning(t)
+	e.daemon.Kill()
+	// The close event drops the connection asynchronously.
+	deadline := time.Now().Add(5 * time.Second)
+	for e.agent.attached(vmUID) != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if e.agent.attached(vmUID) != nil {
+		t.Fatal("connection to a dead daemon kept")
+	}
+	// The pod is terminating now; the VMI fails.
+	e.updateVMI(func(*kubevirtv1.VirtualMachineInstance) {})
+	obj, _, _ := e.pods.GetByKey(ns + "/virt-launcher-vm-abcde")
+	pod := obj.(*corev1.Pod).DeepCopy()
+	now := metav1.NewTime(e.now)
+	pod.DeletionTimestamp = &now
+	_ = e.pods.Update(pod)
+	e.sync()
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Failed {
+		t.Errorf("phase = %s, want Failed", got)
+	}
+}
+
+func TestPauseUnpause(t *testing.T) {
+	e := startRunning(t)
+	ctx := t.Context()
+	steps := []struct {
+		name       string
+		do         func() error
+		wantErr    error
+		wantPaused bool
+	}{
+		{"unpause a running guest", func() error { return e.agent.Unpause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, false},
+		{"pause", func() error { return e.agent.Pause(ctx, ns, vmName, vmUID) }, nil, true},
+		{"pause again", func() error { return e.agent.Pause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
+		{"softreboot while paused", func() error { return e.agent.SoftReboot(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
+		{"pause with a stale uid", func() error { return e.agent.Pause(ctx, ns, vmName, "old-uid") }, streamserver.ErrConflict, true},
+		{"pause an unknown VMI", func() error { return e.agent.Pause(ctx, ns, "other", vmUID) }, streamserver.ErrNotFound, true},
+		{"unpause", func() error { return e.agent.Unpause(ctx, ns, vmName, vmUID) }, nil, false},
+		{"softreboot", func() error { return e.agent.SoftReboot(ctx, ns, vmName, vmUID) }, nil, false},
+	}
+	for _, s := range steps {
+		err := s.do()
+		if (s.wantErr == nil) != (err == nil) || (s.wantErr != nil && !errors.Is(err, s.wantErr)) {
+			t.Errorf("%s: err = %v, want %v", s.name, err, s.wantErr)
+		}
+		e.sync()
+		c := e.condition(kubevirtv1.VirtualMachineInstancePaused)
+		if got := c != nil && c.Status == corev1.ConditionTrue; got != s.wantPaused {
+			t.Errorf("%s: Paused condition = %+v, want paused=%v", s.name, c, s.wantPaused)
+		}
+		if s.wantPaused && c != nil && c.Reason != ReasonPausedByUser {
+			t.Errorf("%s: Paused reason %q", s.name, c.Reason)
+		}
+	}
+}
+
+func TestConsoleAndVNCNeedARunningDomain(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	if _, err := e.agent.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrNotFound) {
+		t.Errorf("console before start: err = %v, want ErrNotFound", err)
+	}
+	e.addLauncher(true)
+	e.sync()
+	e.sync()
+	s, err := e.agent.Console(t.Context(), ns, vmName, vmUID)
+	if err != nil {
+		t.Fatalf("console of a running guest: %v", err)
+	}
+	defer s.Close()
+	g := e.daemon.GuestConsole()
+	go func() { _, _ = g.Write([]byte("hi")) }()
+	buf := make([]byte, 2)
+	if _, err := s.Read(buf); err != nil || string(buf) != "hi" {
+		t.Errorf("console read %q, %v", buf, err)
+	}
+}
+
+func TestDisksPrepared(t *testing.T) {
+	e := newEnv(t)
+	vmi := scheduledVMI()
+	vmi.Spec.Volumes = []kubevirtv1.Volume{
+		{Name: "root", VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "img"}}},
+		{Name: "scratch", VolumeSource: kubevirtv1.VolumeSource{EmptyDisk: &kubevirtv1.EmptyDiskSource{Capacity: resource.MustParse("64Mi")}}},
+		{Name: "ci", VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: &kubevirtv1.CloudInitNoCloudSource{
+			UserDataSecretRef: &corev1.LocalObjectReference{Name: "ud"},
+			NetworkDataBase64: base64.StdEncoding.EncodeToString([]byte("version: 2\n")),
+		}}},
+	}
+	e.addVMI(vmi)
+	e.addLauncher(true)
+	e.secrets[ns+"/ud"] = &corev1.Secret{Data: map[string][]byte{"userdata": []byte("#cloud-config\n" + string(make([]byte, 4096)))}}
+	disks := podfs.Locator{KubeletRoot: e.root}.EmptyDir(podUID, podfs.DisksVolume)
+	if err := os.MkdirAll(filepath.Join(disks, "root"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(disks, "root", DiskImage), []byte("QFI\xfb\x00\x00\x00\x03"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var facts DomainFacts
+	build := e.agent.cfg.BuildDomain
+	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
+		facts = f
+		return build(v, f)
+	}
+	e.sync()
+	if diff := cmp.Diff(map[string]string{"root": "qcow2", "scratch": "raw"}, facts.DiskFormats); diff != "" {
+		t.Errorf("disk formats (-want +got):\n%s", diff)
+	}
+	st, err := os.Stat(filepath.Join(disks, "scratch", DiskImage))
+	if err != nil || st.Size() != 64<<20 {
+		t.Errorf("emptyDisk image: %v, size %d", err, st.Size())
+	}
+	want := []isoCall{{kind: NoCloud, user: "#cloud-config\n" + string(make([]byte, 4096)), meta: "instance-id: vm.default\nlocal-hostname: vm\n", network: "version: 2\n"}}
+	if diff := cmp.Diff(want, e.isos, cmp.AllowUnexported(isoCall{})); diff != "" {
+		t.Errorf("ISO calls (-want +got):\n%s", diff)
+	}
+	iso, err := os.ReadFile(filepath.Join(disks, "ci", CloudInitISO))
+	if err != nil || string(iso) != "ISO:"+want[0].user {
+		t.Errorf("ISO file: %v (%d bytes)", err, len(iso))
+	}
+}
+
+func TestMissingSecretFailsTheStart(t *testing.T) {
+	e := newEnv(t)
+	vmi := scheduledVMI()
+	vmi.Spec.Volumes = []kubevirtv1.Volume{{Name: "ci", VolumeSource: kubevirtv1.VolumeSource{
+		CloudInitNoCloud: &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: &corev1.LocalObjectReference{Name: "missing"}}}}}
+	e.addVMI(vmi)
+	e.addLauncher(true)
+	if _, err := e.agent.sync(t.Context(), key); err == nil {
+		t.Fatal("sync succeeded without the cloud-init secret")
+	}
+	for _, c := range e.daemon.Calls() {
+		if c != "Dial" {
+			t.Errorf("libvirt call %q although the disks could not be prepared", c)
+		}
+	}
+}
+
+func TestFinalPhase(t *testing.T) {
+	now := time.Now()
+	asked := domains.Record{ShutdownAt: &now}
+	tests := []struct {
+		name string
+		info virt.DomainInfo
+		rec  domains.Record
+		want kubevirtv1.VirtualMachineInstancePhase
+	}{
+		{"powered off", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonShutdown}, domains.Record{}, kubevirtv1.Succeeded},
+		{"destroyed after our shutdown", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonDestroyed}, asked, kubevirtv1.Succeeded},
+		{"destroyed unasked", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonDestroyed}, domains.Record{}, kubevirtv1.Failed},
+		{"crashed", virt.DomainInfo{State: virt.StateCrashed, Reason: virt.ReasonCrashed}, asked, kubevirtv1.Failed},
+		{"QEMU failed", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonFailed}, domains.Record{}, kubevirtv1.Failed},
+		{"gone after our shutdown", virt.DomainInfo{}, domains.Record{ShutdownAt: &now, Gone: true}, kubevirtv1.Succeeded},
+		{"gone unasked", virt.DomainInfo{}, domains.Record{Gone: true}, kubevirtv1.Failed},
+	}
+	for _, tt := range tests {
+		if got := FinalPhase(tt.info, tt.rec); got != tt.want {
+			t.Errorf("%s: FinalPhase = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLiveMigratable(t *testing.T) {
+	tests := []struct {
+		name   string
+		volume kubevirtv1.VolumeSource
+		want   corev1.ConditionStatus
+	}{
+		{"containerDisk", kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "x"}}, corev1.ConditionTrue},
+		{"hostDisk", kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/x"}}, corev1.ConditionFalse},
+		{"pvc", kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}, corev1.ConditionFalse},
+	}
+	for _, tt := range tests {
+		vmi := scheduledVMI()
+		vmi.Spec.Volumes = []kubevirtv1.Volume{{Name: "v", VolumeSource: tt.volume}}
+		c := liveMigratable(vmi)
+		if c.Status != tt.want {
+			t.Errorf("%s: LiveMigratable = %s, want %s", tt.name, c.Status, tt.want)
+		}
+		if c.Status == corev1.ConditionFalse && c.Reason != ReasonDisksNotLiveMigratable {
+			t.Errorf("%s: reason %q", tt.name, c.Reason)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+// Condition reasons and messages the agent writes (KubeVirt's where it has them).
+const (
+	// ReasonPausedByUser is the Paused condition's reason after a pause request.
+	ReasonPausedByUser = "PausedByUser"
+	// ReasonPausedIOError is the Paused condition's reason after a disk error.
+	ReasonPausedIOError = "PausedIOError"
+	// ReasonDisksNotLiveMigratable says a volume cannot follow a migration.
+	ReasonDisksNotLiveMigratable = "DisksNotLiveMigratable"
+	// ReasonInterfaceNotLiveMigratable says an interface cannot be migrated.
+	ReasonInterfaceNotLiveMigratable = "InterfaceNotLiveMigratable"
+	// podInterfaceName is the launcher pod's interface behind the pod network.
+	podInterfaceName = "eth0"
+)
+
+// writeStatus writes status when it differs from the VMI's; nothing when not.
+func (a *Agent) writeStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, status kubevirtv1.VirtualMachineInstanceStatus) error {
+	if equality.Semantic.DeepEqual(vmi.Status, status) {
+		return nil
+	}
+	c := vmi.DeepCopy()
+	c.Status = status
+	if err := a.cfg.UpdateStatus(ctx, c); err != nil {
+		return fmt.Errorf("updating the status: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Status updated", "phase", status.Phase)
+	return nil
+}
+
+// runningStatus is the status of a VMI whose domain is active.
+func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, l *launcher, info virt.DomainInfo) kubevirtv1.VirtualMachineInstanceStatus {
+	now := a.cfg.Now()
+	st := *vmi.Status.DeepCopy()
+	setPhase(&st, kubevirtv1.Running, now)
+	st.Interfaces = interfaceStatus(vmi, pod)
+	if os, err := l.conn.GuestOS(l.domain); err == nil {
+		st.GuestOSInfo = kubevirtv1.VirtualMachineInstanceGuestOSInfo{
+			Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
+			VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID,
+		}
+	} else if !errors.Is(err, virt.ErrNoGuestAgent) {
+		klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
+	}
+
+	paused := info.State == virt.StatePaused
+	if paused {
+		reason, msg := ReasonPausedByUser, "VMI was paused by user"
+		if info.Reason == virt.ReasonIOError {
+			reason, msg = ReasonPausedIOError, "VMI was paused because of a disk I/O error"
+		}
+		setCondition(&st, cond(kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, reason, msg), now)
+		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is paused"), now)
+	} else {
+		removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
+		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
+	}
+	setCondition(&st, liveMigratable(vmi), now)
+	return st
+}
+
+// finalStatus is the status of a VMI whose guest stopped for good.
+func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.VirtualMachineInstancePhase, now time.Time) kubevirtv1.VirtualMachineInstanceStatus {
+	st := *vmi.Status.DeepCopy()
+	setPhase(&st, phase, now)
+	removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
+	removeCondition(&st, kubevirtv1.VirtualMachineInstanceIsMigratable)
+	setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is not running"), now)
+	return st
+}
+
+// interfaceStatus reports the pod-network interfaces of the VMI. With the
+// masquerade binding the guest is reached through the pod's addresses, so
+// those are what the status shows (as KubeVirt does).
+func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
+	podNets := map[string]bool{}
+	for _, n := range vmi.Spec.Networks {
+		if n.Pod != nil {
+			podNets[n.Name] = true
+		}
+	}
+	var ips []string
+	for _, ip := range pod.Status.PodIPs {
+		ips = append(ips, ip.IP)
+	}
+	if len(ips) == 0 && pod.Status.PodIP != "" {
+		ips = []string{pod.Status.PodIP}
+	}
+	var out []kubevirtv1.VirtualMachineInstanceNetworkInterface
+	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		if !podNets[iface.Name] {
+			continue
+		}
+		s := kubevirtv1.VirtualMachineInstanceNetworkInterface{
+			Name: iface.Name, MAC: iface.MacAddress, InfoSource: "domain",
+			PodInterfaceName: podInterfaceName, QueueCount: 1, LinkState: "up",
+		}
+		if len(ips) > 0 {
+			s.IP, s.IPs = ips[0], append([]string(nil), ips...)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// liveMigratable is the LiveMigratable condition: volumes on node-local or
+// unshared storage cannot follow the guest to another node.
+func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachineInstanceCondition {
+	for _, v := range vmi.Spec.Volumes {
+		switch {
+		case v.HostDisk != nil:
+			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,
+				fmt.Sprintf("cannot migrate VMI: hostDisk volume %s is on this node", v.Name))
+		case v.PersistentVolumeClaim != nil, v.DataVolume != nil, v.Ephemeral != nil:
+			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,
+				fmt.Sprintf("cannot migrate VMI: volume %s is a claim, and shared (ReadWriteMany) claims are not supported yet", v.Name))
+		}
+	}
+	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		if iface.Bridge != nil {
+			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable,
+				fmt.Sprintf("cannot migrate VMI which uses a bridge binding on interface %s", iface.Name))
+		}
+	}
+	return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionTrue, "", "")
+}
+
+func cond(t kubevirtv1.VirtualMachineInstanceConditionType, s corev1.ConditionStatus, reason, msg string) kubevirtv1.VirtualMachineInstanceCondition {
+	return kubevirtv1.VirtualMachineInstanceCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// setCondition adds or replaces c, keeping the transition time when the
+// status did not change (so an unchanged observation writes nothing).
+func setCondition(st *kubevirtv1.VirtualMachineInstanceStatus, c kubevirtv1.VirtualMachineInstanceCondition, now time.Time) {
+	for i, old := range st.Conditions {
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastProbeTime = old.LastProbeTime
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		st.Conditions[i] = c
+		return
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	st.Conditions = append(st.Conditions, c)
+}
+
+func removeCondition(st *kubevirtv1.VirtualMachineInstanceStatus, t kubevirtv1.VirtualMachineInstanceConditionType) {
+	out := st.Conditions[:0]
+	for _, c := range st.Conditions {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	st.Conditions = out
+}
+
+// setPhase sets the phase and records when it was entered.
+func setPhase(st *kubevirtv1.VirtualMachineInstanceStatus, p kubevirtv1.VirtualMachineInstancePhase, now time.Time) {
+	if st.Phase == p {
+		return
+	}
+	st.Phase = p
+	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps, kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{
+		Phase: p, PhaseTransitionTimestamp: metav1.NewTime(now),
+	})
+}
