@@ -239,4 +239,3 @@ func FinalPhase(info virt.DomainInfo, rec domains.Record) kubevirtv1.VirtualMach
 	}
 	return kubevirtv1.Failed
 }
-
