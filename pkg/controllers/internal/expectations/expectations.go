@@ -1,0 +1,98 @@
+// Package expectations remembers the creations and deletions a controller has asked for but not
+// yet seen in its informer cache. Until the cache has caught up, a controller must not act on
+// the cache (it would create a second pod, or delete an instance twice); the informer event that
+// carries the object clears the expectation. Expectations expire, so a lost event only delays.
+package expectations
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultTTL is how long an unobserved expectation blocks its key.
+const DefaultTTL = 5 * time.Minute
+
+// Expectations tracks, per controller key, pending creations (a count) and deletions (by UID,
+// so a repeated event is harmless).
+type Expectations struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	now     func() time.Time
+	entries map[string]*entry
+}
+
+type entry struct {
+	adds    int
+	deletes map[types.UID]bool
+	since   time.Time
+}
+
+// New returns empty expectations with DefaultTTL.
+func New() *Expectations {
+	return &Expectations{ttl: DefaultTTL, now: time.Now, entries: map[string]*entry{}}
+}
+
+func (e *Expectations) get(key string) *entry {
+	en, ok := e.entries[key]
+	if !ok {
+		en = &entry{deletes: map[types.UID]bool{}}
+		e.entries[key] = en
+	}
+	en.since = e.now()
+	return en
+}
+
+// ExpectCreations records that n objects are being created for key.
+func (e *Expectations) ExpectCreations(key string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(key).adds += n
+}
+
+// CreationObserved records that one created object of key reached the cache (or that a
+// creation failed and never will).
+func (e *Expectations) CreationObserved(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if en, ok := e.entries[key]; ok && en.adds > 0 {
+		en.adds--
+	}
+}
+
+// ExpectDeletion records that the object uid of key is being deleted.
+func (e *Expectations) ExpectDeletion(key string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(key).deletes[uid] = true
+}
+
+// DeletionObserved records that the cache shows uid being deleted or gone (or that the delete
+// failed).
+func (e *Expectations) DeletionObserved(key string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if en, ok := e.entries[key]; ok {
+		delete(en.deletes, uid)
+	}
+}
+
+// Satisfied reports whether key may act on the cache: nothing pending, or pending for longer
+// than the TTL.
+func (e *Expectations) Satisfied(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en, ok := e.entries[key]
+	if !ok || (en.adds <= 0 && len(en.deletes) == 0) {
+		return true
+	}
+	return e.now().Sub(en.since) > e.ttl
+}
+
+// Delete forgets key (its object is gone).
+func (e *Expectations) Delete(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.entries, key)
+}

@@ -1,0 +1,46 @@
+package expectations
+
+import (
+	"testing"
+	"time"
+)
+
+func TestExpectations(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tests := []struct {
+		name  string
+		steps func(e *Expectations)
+		after time.Duration
+		want  bool
+	}{
+		{name: "nothing expected", steps: func(e *Expectations) {}, want: true},
+		{name: "creation pending", steps: func(e *Expectations) { e.ExpectCreations("k", 2); e.CreationObserved("k") }, want: false},
+		{name: "creations observed", steps: func(e *Expectations) { e.ExpectCreations("k", 2); e.CreationObserved("k"); e.CreationObserved("k") }, want: true},
+		{name: "extra observations do not go negative", steps: func(e *Expectations) {
+			e.CreationObserved("k")
+			e.ExpectCreations("k", 1)
+		}, want: false},
+		{name: "deletion pending", steps: func(e *Expectations) { e.ExpectDeletion("k", "a"); e.ExpectDeletion("k", "b"); e.DeletionObserved("k", "a") }, want: false},
+		{name: "deletion observed twice is harmless", steps: func(e *Expectations) {
+			e.ExpectDeletion("k", "a")
+			e.DeletionObserved("k", "a")
+			e.DeletionObserved("k", "a")
+		}, want: true},
+		{name: "other key", steps: func(e *Expectations) { e.ExpectCreations("other", 1) }, want: true},
+		{name: "expired", steps: func(e *Expectations) { e.ExpectCreations("k", 1) }, after: DefaultTTL + time.Second, want: true},
+		{name: "not yet expired", steps: func(e *Expectations) { e.ExpectCreations("k", 1) }, after: DefaultTTL - time.Second, want: false},
+		{name: "deleted key", steps: func(e *Expectations) { e.ExpectCreations("k", 1); e.Delete("k") }, want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := now
+			e := New()
+			e.now = func() time.Time { return clock }
+			tc.steps(e)
+			clock = clock.Add(tc.after)
+			if got := e.Satisfied("k"); got != tc.want {
+				t.Errorf("Satisfied = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,228 @@
+// Package vm is the VirtualMachine controller: it keeps at most one VirtualMachineInstance per
+// VM according to the run strategy and the start/stop/restart requests queued by the apiserver's
+// subresources, never creating a new instance while the old one still exists (fencing), and it
+// writes the VM's status (created, ready, printableStatus, conditions, start failure back-off).
+//
+// One sync does at most one instance write and at most one status write; a status identical to
+// the stored one is not written.
+package vm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
+	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
+)
+
+// Name is the controller's name in logs, events and metrics.
+const Name = "virtualmachine-controller"
+
+// Controller is the VirtualMachine controller.
+type Controller struct {
+	queue        *loop.Queue
+	vmLister     listers.VirtualMachineLister
+	vmiLister    listers.VirtualMachineInstanceLister
+	synced       []cache.InformerSynced
+	expectations *expectations.Expectations
+	instances    instanceAPI
+	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) error
+	now          func() time.Time
+}
+
+// New wires the controller to its informers; Run starts it.
+func New(client versioned.Interface, vmInformer informers.VirtualMachineInformer,
+	vmiInformer informers.VirtualMachineInstanceInformer, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		vmLister:     vmInformer.Lister(),
+		vmiLister:    vmiInformer.Lister(),
+		synced:       []cache.InformerSynced{vmInformer.Informer().HasSynced, vmiInformer.Informer().HasSynced},
+		expectations: expectations.New(),
+		now:          time.Now,
+	}
+	c.queue = loop.New(Name, c.sync)
+	c.instances = instanceAPI{
+		create: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
+			return client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Create(ctx, vmi, metav1.CreateOptions{})
+		},
+		delete: func(ctx context.Context, namespace, name string, uid types.UID) error {
+			return client.KubevirtV1().VirtualMachineInstances(namespace).Delete(ctx, name,
+				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		},
+		patch: func(ctx context.Context, namespace, name string, data []byte) (*kubevirtv1.VirtualMachineInstance, error) {
+			return client.KubevirtV1().VirtualMachineInstances(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+		},
+		getVM: func(ctx context.Context, namespace, name string) (*kubevirtv1.VirtualMachine, error) {
+			return client.KubevirtV1().VirtualMachines(namespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		event: func(vm *kubevirtv1.VirtualMachine, eventType, reason, message string) {
+			recorder.Event(vm, eventType, reason, message)
+		},
+	}
+	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) error {
+		_, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+		return err
+	}
+
+	if _, err := vmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.queue.AddObject,
+		UpdateFunc: func(old, cur any) {
+			if old.(metav1.Object).GetResourceVersion() != cur.(metav1.Object).GetResourceVersion() {
+				c.queue.AddObject(cur)
+			}
+		},
+		DeleteFunc: c.queue.AddObject,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.vmiAdded,
+		UpdateFunc: c.vmiUpdated,
+		DeleteFunc: c.vmiDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run syncs VMs with workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	return c.queue.Run(ctx, workers, c.synced...)
+}
+
+// An instance always has the name of its VM, so the VM's key is the instance's key; that also
+// reaches a VM re-created after an orphaning delete, which adopts the instance.
+
+func (c *Controller) vmiAdded(obj any) {
+	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	if !ok {
+		return
+	}
+	key := cache.MetaObjectToName(vmi).String()
+	c.expectations.CreationObserved(key)
+	c.queue.Add(key)
+}
+
+func (c *Controller) vmiUpdated(old, cur any) {
+	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
+	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
+	if !ok1 || !ok2 || oldVMI.ResourceVersion == vmi.ResourceVersion {
+		return
+	}
+	key := cache.MetaObjectToName(vmi).String()
+	if vmi.DeletionTimestamp != nil {
+		c.expectations.DeletionObserved(key, vmi.UID)
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) vmiDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	if !ok {
+		return
+	}
+	key := cache.MetaObjectToName(vmi).String()
+	c.expectations.DeletionObserved(key, vmi.UID)
+	c.queue.Add(key)
+}
+
+// sync reconciles one VM: claim its instance, advance the start failure record, decide, act,
+// and write the status computed from the outcome.
+func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return loop.Result{}, nil
+	}
+	cached, err := c.vmLister.VirtualMachines(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.Delete(key)
+		return loop.Result{}, nil
+	}
+	if err != nil {
+		return loop.Result{}, err
+	}
+	if !c.expectations.Satisfied(key) {
+		// The cache lags behind our own last write; the event that catches it up requeues.
+		return loop.Result{}, nil
+	}
+	vm := cached.DeepCopy()
+	logger := klog.FromContext(ctx).WithValues("vm", klog.KObj(vm))
+	ctx = klog.NewContext(ctx, logger)
+
+	vmi, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		vmi = nil
+	} else if err != nil {
+		return loop.Result{}, err
+	}
+	claimed, err := c.instances.claim(ctx, vm, vmi)
+	if err != nil {
+		return loop.Result{}, err
+	}
+
+	now := c.now()
+	strategy := RunStrategy(vm)
+	startFailure := nextStartFailure(vm.Status.StartFailure, strategy, claimed.vmi, now)
+	in := statusInput{vm: vm, startFailure: startFailure, runStrategy: strategy, now: now}
+	var p plan
+	if claimed.foreign != nil {
+		logger.V(2).Info("An instance of the VM's name belongs to another controller; waiting", "vmi", klog.KObj(claimed.foreign))
+		in.requests = vm.Status.StateChangeRequests
+	} else {
+		p = decide(vm, claimed.vmi, startFailure, now)
+		in.requests = p.requests
+		switch p.action {
+		case actCreate:
+			c.expectations.ExpectCreations(key, 1)
+		case actDelete:
+			c.expectations.ExpectDeletion(key, claimed.vmi.UID)
+		}
+		var reason string
+		in.vmi, reason, in.syncErr = c.instances.execute(ctx, vm, claimed.vmi, p.action, metav1.NewTime(now))
+		if in.syncErr != nil {
+			// The awaited event will never come.
+			if p.action == actCreate {
+				c.expectations.CreationObserved(key)
+			} else {
+				c.expectations.DeletionObserved(key, claimed.vmi.UID)
+			}
+			if apierrors.IsAlreadyExists(in.syncErr) || apierrors.IsConflict(in.syncErr) {
+				// Our cache is behind; not a failure worth a status write.
+				return loop.Result{}, in.syncErr
+			}
+			in.syncErrReason = reason
+			in.requests = vm.Status.StateChangeRequests
+			if p.action == actCreate {
+				// Keep the old strategy so that a RerunOnFailure VM retries its first start.
+				in.runStrategy = vm.Status.RunStrategy
+			}
+		}
+	}
+
+	status := computeStatus(in)
+	if statusChanged(&vm.Status, &status) {
+		vm.Status = status
+		if err := c.updateStatus(ctx, vm); err != nil {
+			return loop.Result{}, fmt.Errorf("updating VM status: %w", err)
+		}
+	}
+	if in.syncErr != nil {
+		return loop.Result{}, in.syncErr
+	}
+	return loop.Result{RequeueAfter: p.requeueAfter}, nil
+}
