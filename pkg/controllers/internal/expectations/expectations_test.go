@@ -20,7 +20,11 @@ func TestExpectations(t *testing.T) {
 			e.CreationObserved("k")
 			e.ExpectCreations("k", 1)
 		}, want: false},
-		{name: "deletion pending", steps: func(e *Expectations) { e.ExpectDeletion("k", "a"); e.ExpectDeletion("k", "b"); e.DeletionObserved("k", "a") }, want: false},
+		{name: "deletion pending", steps: func(e *Expectations) {
+			e.ExpectDeletion("k", "a")
+			e.ExpectDeletion("k", "b")
+			e.DeletionObserved("k", "a")
+		}, want: false},
 		{name: "deletion observed twice is harmless", steps: func(e *Expectations) {
 			e.ExpectDeletion("k", "a")
 			e.DeletionObserved("k", "a")

@@ -30,7 +30,7 @@ func IsControlledBy(obj metav1.Object, owner types.UID) bool {
 }
 
 type patchMeta struct {
-	UID             types.UID                `json:"uid"`
+	UID             types.UID               `json:"uid"`
 	OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
 }
 
