@@ -4,12 +4,14 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachine"
@@ -19,7 +21,14 @@ import (
 )
 
 // ExtraConfig holds NativeVirt's own settings beyond the generic server's.
-type ExtraConfig struct{}
+type ExtraConfig struct {
+	// KubeClient reaches the Kubernetes API: Nodes (node agent endpoints) and launcher Pods
+	// (force stop and restart). Nil in standalone mode; what needs it then answers 503.
+	KubeClient kubernetes.Interface
+	// NodeAgentTLS is the mutual TLS client configuration towards node agents (see package
+	// streams). Nil: console, vnc, pause, unpause and softreboot answer 503.
+	NodeAgentTLS *tls.Config
+}
 
 // Config is the whole server configuration.
 type Config struct {
@@ -44,6 +53,7 @@ type CompletedConfig struct {
 
 // Complete fills in defaults; it mutates the receiver.
 func (cfg *Config) Complete() CompletedConfig {
+	cfg.GenericConfig.LongRunningFunc = LongRunningRequestCheck()
 	return CompletedConfig{&completedConfig{
 		GenericConfig: cfg.GenericConfig.Complete(),
 		ExtraConfig:   &cfg.ExtraConfig,
@@ -58,7 +68,7 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	s := &Server{GenericAPIServer: generic}
 
-	storage, err := kubevirtStorage(c.GenericConfig.RESTOptionsGetter)
+	storage, acts, err := kubevirtStorage(c.GenericConfig.RESTOptionsGetter, c.ExtraConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -71,31 +81,32 @@ func (c completedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", kubevirtv1.GroupName, err)
 	}
-	if err := installSubresourcesGroup(generic); err != nil {
+	if err := installSubresourcesGroup(generic, acts); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// kubevirtStorage builds the REST storage of every kubevirt.io resource and subresource.
-func kubevirtStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// kubevirtStorage builds the REST storage of every kubevirt.io resource and subresource, and the
+// action subresources that are also served under subresources.kubevirt.io.
+func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig) (map[string]rest.Storage, *actions, error) {
 	vm, err := virtualmachine.NewStorage(Scheme, optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vmi, err := virtualmachineinstance.NewStorage(Scheme, optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rs, err := virtualmachineinstancereplicaset.NewStorage(Scheme, optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mig, err := virtualmachineinstancemigration.NewStorage(Scheme, optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return map[string]rest.Storage{
+	storage := map[string]rest.Storage{
 		"virtualmachines":                          vm.VirtualMachine,
 		"virtualmachines/status":                   vm.Status,
 		"virtualmachineinstances":                  vmi.VirtualMachineInstance,
@@ -105,5 +116,8 @@ func kubevirtStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stor
 		"virtualmachineinstancereplicasets/scale":  rs.Scale,
 		"virtualmachineinstancemigrations":         mig.Migration,
 		"virtualmachineinstancemigrations/status":  mig.Status,
-	}, nil
+	}
+	acts := newActions(vm, vmi, mig, extra)
+	acts.addTo(storage)
+	return storage, acts, nil
 }

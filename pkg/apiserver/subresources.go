@@ -16,14 +16,11 @@ import (
 // subresourcesGroupPath is where KubeVirt's virtctl finds the VM and VMI actions.
 const subresourcesGroupPath = "/apis/" + kubevirtv1.SubresourceGroupName
 
-// subresourceResources lists the actions served under subresources.kubevirt.io/v1. It grows as
-// the lifecycle and console subresources land; the group itself is always discoverable so its
-// APIService reports Available.
-var subresourceResources = []metav1.APIResource{}
-
-// installSubresourcesGroup serves discovery, /version and /healthz of subresources.kubevirt.io/v1
-// and announces the group in /apis (plain and aggregated discovery).
-func installSubresourcesGroup(s *genericapiserver.GenericAPIServer) error {
+// installSubresourcesGroup serves discovery, /version and /healthz of subresources.kubevirt.io/v1,
+// announces the group in /apis (plain and aggregated discovery), and serves the VM and VMI
+// actions at virtctl's paths below namespaces/.
+func installSubresourcesGroup(s *genericapiserver.GenericAPIServer, acts *actions) error {
+	plain, aggregated := acts.discovery()
 	gv := kubevirtv1.SubresourceGroupVersion
 	gvd := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
 	group := metav1.APIGroup{
@@ -35,13 +32,13 @@ func installSubresourcesGroup(s *genericapiserver.GenericAPIServer) error {
 	resources := metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
-		APIResources: subresourceResources,
+		APIResources: plain,
 	}
 	s.DiscoveryGroupManager.AddGroup(group)
 	s.AggregatedDiscoveryGroupManager.AddGroupVersion(gv.Group, apidiscoveryv2.APIVersionDiscovery{
 		Version:   gv.Version,
 		Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
-		Resources: []apidiscoveryv2.APIResourceDiscovery{},
+		Resources: aggregated,
 	})
 
 	mux := s.Handler.NonGoRestfulMux
@@ -52,6 +49,7 @@ func installSubresourcesGroup(s *genericapiserver.GenericAPIServer) error {
 		info.GoVersion = runtime.Version()
 		writeJSON(w, http.StatusOK, info)
 	})
+	mux.HandlePrefix(subresourcesGroupPath+"/"+gv.Version+"/namespaces/", acts)
 	mux.HandleFunc(subresourcesGroupPath+"/"+gv.Version+"/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"apiserver": "ok"})
 	})

@@ -21,6 +21,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	netutils "k8s.io/utils/net"
 
@@ -49,6 +50,11 @@ type Options struct {
 	DataDir string
 	// EmbeddedEtcdPort is the embedded etcd's client port on 127.0.0.1 (0: pick a free one).
 	EmbeddedEtcdPort int
+	// NodeAgent is the mutual TLS identity towards node agents (console, vnc, pause, ...).
+	NodeAgent NodeAgentOptions
+	// KubeClient, when set by a caller (tests), replaces the Kubernetes client built from the
+	// delegated kubeconfig. Not a flag.
+	KubeClient kubernetes.Interface
 
 	etcd *embeddedetcd.Server
 }
@@ -83,6 +89,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	o.Recommended.AddFlags(fss.FlagSet("generic"))
 	fs := fss.FlagSet("nativevirt")
 	o.addNativeVirtFlags(fs)
+	o.NodeAgent.AddFlags(fss.FlagSet("node agent"))
 }
 
 func (o *Options) addNativeVirtFlags(fs *pflag.FlagSet) {
@@ -128,6 +135,7 @@ func (o *Options) Stop() { o.etcd.Stop() }
 func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.Recommended.Validate()...)
+	errs = append(errs, o.NodeAgent.Validate()...)
 	if o.Standalone {
 		ip := o.Recommended.SecureServing.BindAddress
 		if ip == nil || !ip.IsLoopback() {
@@ -155,7 +163,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		cfg.Authentication.Authenticator = standaloneAuthenticator()
 		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
-	return &apiserver.Config{GenericConfig: cfg}, nil
+	extra, err := o.extraConfig(cfg.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
 }
 
 // standaloneAuthenticator treats every request as a cluster administrator. Standalone mode has

@@ -42,6 +42,13 @@ type Server struct {
 // server is stopped when the test ends unless Stop is called first.
 func Start(t testing.TB, dataDir string) *Server {
 	t.Helper()
+	return StartWithOptions(t, dataDir, nil)
+}
+
+// StartWithOptions is Start with a hook that adjusts the options before the server is built
+// (e.g. a fake Kubernetes client or node agent certificates).
+func StartWithOptions(t testing.TB, dataDir string, customize func(*app.Options)) *Server {
+	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
@@ -56,6 +63,9 @@ func Start(t testing.TB, dataDir string) *Server {
 	o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.Recommended.SecureServing.BindPort = l.Addr().(*net.TCPAddr).Port
 	o.Recommended.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	if customize != nil {
+		customize(o)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := app.NewServer(ctx, o)

@@ -1,0 +1,223 @@
+// Package vmiproxy serves the VirtualMachineInstance subresources that the node agent carries
+// out: pause, unpause and softreboot (PUT) and the console and vnc streams (GET, WebSocket). The
+// apiserver checks the instance's state, finds its node agent through the Node annotation
+// streams.HandlerEndpointAnnotation and forwards the request there over mutual TLS (package
+// streams). A WebSocket upgrade is proxied unchanged: the bytes between virtctl and the node
+// agent are not touched, and both ends ping every streams.PingInterval so that idle sessions
+// stay open. Several console sessions of one instance share its serial console; that is the
+// node agent's doing (output goes to all, input from all goes to the guest).
+package vmiproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/proxy"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// requestTimeout bounds a pause, unpause or softreboot call to the node agent.
+const requestTimeout = 30 * time.Second
+
+// notConfigured explains the 503 of an apiserver started without the node agent settings.
+const notConfigured = "this apiserver has no connection to node agents: start it with --node-agent-ca-file, " +
+	"--node-agent-client-cert-file and --node-agent-client-key-file (and access to the Kubernetes API)"
+
+// NodeResolver finds the stream endpoint ("host:port") of the node agent of a node.
+type NodeResolver interface {
+	Endpoint(ctx context.Context, nodeName string) (string, error)
+}
+
+// Proxy forwards instance actions to node agents.
+type Proxy struct {
+	instances rest.Getter
+	nodes     NodeResolver
+	transport *http.Transport
+}
+
+// NewProxy builds a proxy. With a nil resolver or TLS configuration every action that needs a
+// node agent answers 503 with an explanation; state checks and dry runs still work.
+func NewProxy(instances rest.Getter, nodes NodeResolver, tlsConfig *tls.Config) *Proxy {
+	p := &Proxy{instances: instances, nodes: nodes}
+	if tlsConfig != nil {
+		dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		p.transport = &http.Transport{
+			DialContext:         dialer.DialContext,
+			TLSClientConfig:     tlsConfig,
+			TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	return p
+}
+
+// NewOptions returns the published kind of an action's subresource.
+func NewOptions(a streams.Action) runtime.Object {
+	switch a {
+	case streams.ActionPause:
+		return &kubevirtv1.PauseOptions{}
+	case streams.ActionUnpause:
+		return &kubevirtv1.UnpauseOptions{}
+	default:
+		return &kubevirtv1.VirtualMachineInstance{}
+	}
+}
+
+// Handler serves one action.
+func (p *Proxy) Handler(a streams.Action) subresource.Handler {
+	return subresource.HandlerFunc(func(w http.ResponseWriter, r *http.Request, namespace, name string) {
+		if !subresource.RequireMethod(w, r, a.Method()) {
+			return
+		}
+		dryRun := false
+		if a.IsStream() {
+			if !httpstream.IsUpgradeRequest(r) {
+				subresource.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf(
+					"%s is a WebSocket stream: send an upgrade request with subprotocol %s", a, streams.Subprotocol)))
+				return
+			}
+		} else {
+			var body struct {
+				DryRun []string `json:"dryRun,omitempty"`
+			}
+			err := subresource.DecodeBody(r, &body)
+			if err == nil {
+				dryRun, err = subresource.DryRun(r, body.DryRun)
+			}
+			if err != nil {
+				subresource.WriteError(w, err)
+				return
+			}
+		}
+		ctx := genericapirequest.WithNamespace(r.Context(), namespace)
+		vmi, err := p.instance(ctx, name)
+		if err == nil {
+			err = Check(a, vmi)
+		}
+		if err != nil {
+			subresource.WriteError(w, err)
+			return
+		}
+		if dryRun {
+			subresource.WriteOK(w)
+			return
+		}
+		target, err := p.target(ctx, vmi, a)
+		if err != nil {
+			subresource.WriteError(w, err)
+			return
+		}
+		if a.IsStream() {
+			p.stream(w, r, target, vmi)
+			return
+		}
+		if err := p.put(ctx, target, vmi); err != nil {
+			subresource.WriteError(w, err)
+			return
+		}
+		subresource.WriteOK(w)
+	})
+}
+
+func (p *Proxy) instance(ctx context.Context, name string) (*kubevirtv1.VirtualMachineInstance, error) {
+	obj, err := p.instances.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("instance store returned %T", obj))
+	}
+	return vmi, nil
+}
+
+// target resolves the node agent URL of the action.
+func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, a streams.Action) (*url.URL, error) {
+	if p.transport == nil || p.nodes == nil {
+		return nil, apierrors.NewServiceUnavailable(notConfigured)
+	}
+	endpoint, err := p.nodes.Endpoint(ctx, vmi.Status.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	t := streams.Target{Namespace: vmi.Namespace, Name: vmi.Name, Action: a}
+	return &url.URL{Scheme: "https", Host: endpoint, Path: t.Path()}, nil
+}
+
+// put calls a one-shot action and translates the node agent's answer.
+func (p *Proxy) put(ctx context.Context, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target.String(), nil)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	req.Header.Set(streams.VMIUIDHeader, string(vmi.UID))
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", vmi.Status.NodeName, err))
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg := strings.TrimSpace(string(raw))
+	gr := kubevirtv1.Resource("virtualmachineinstances")
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
+		return nil
+	case http.StatusConflict:
+		return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("%s", msg))
+	case http.StatusNotFound:
+		return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the node agent of node %s runs no domain for this VMI: %s", vmi.Status.NodeName, msg))
+	default:
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s answered %s: %s", vmi.Status.NodeName, resp.Status, msg))
+	}
+}
+
+// stream proxies the WebSocket upgrade to the node agent and then copies bytes both ways
+// until either side closes. Only the WebSocket headers and the instance's uid go to the node
+// agent; the caller's credentials stay here.
+func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) {
+	out := r.Clone(r.Context())
+	out.Header = forwardHeaders(r.Header)
+	out.Header.Set(streams.VMIUIDHeader, string(vmi.UID))
+	h := proxy.NewUpgradeAwareHandler(target, p.transport, false, true, responder{node: vmi.Status.NodeName})
+	h.UseLocationHost = true
+	h.ServeHTTP(w, out)
+}
+
+// forwardHeaders keeps what a WebSocket handshake needs.
+func forwardHeaders(in http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range in {
+		ck := http.CanonicalHeaderKey(k)
+		if ck == "Connection" || ck == "Upgrade" || ck == "Origin" || ck == "User-Agent" ||
+			strings.HasPrefix(ck, "Sec-Websocket-") {
+			out[ck] = append([]string(nil), v...)
+		}
+	}
+	return out
+}
+
+// responder reports failures to reach the node agent before the connection was hijacked.
+type responder struct{ node string }
+
+func (rs responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
+	subresource.WriteError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", rs.node, err)))
+}
