@@ -1,0 +1,70 @@
+// Command nativevirt-launcher is PID 1 of a launcher pod's compute container: it runs the
+// pod-private libvirt daemon for as long as the pod's virtual machine lives (see
+// pkg/node/launcher).
+//
+//	nativevirt-launcher --namespace NS --name VMI --uid UID --grace-period-seconds 30 [--run-dir /var/run/nativevirt]
+//
+// It exits 0 once the domain is gone or after a SIGTERM shut the guest down, and 1 when libvirtd
+// dies or cannot start.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/launcher"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("nativevirt-launcher", flag.ContinueOnError)
+	var (
+		opts  launcher.Options
+		grace int64
+	)
+	fs.StringVar(&opts.Namespace, "namespace", "", "namespace of the VirtualMachineInstance (for logs)")
+	fs.StringVar(&opts.Name, "name", "", "name of the VirtualMachineInstance (for logs)")
+	fs.StringVar(&opts.UID, "uid", "", "UID of the VirtualMachineInstance (for logs)")
+	fs.Int64Var(&grace, "grace-period-seconds", 30, "seconds the guest gets to shut down after SIGTERM before it is destroyed")
+	fs.StringVar(&opts.RunDir, "run-dir", launcherpod.PrivateDir, "directory shared with the node agent: libvirt socket, ready marker")
+	fs.StringVar(&opts.ConfigDir, "config-dir", launcher.DefaultConfigDir, "where libvirtd.conf and qemu.conf are written")
+	fs.StringVar(&opts.Libvirtd, "libvirtd", launcher.DefaultLibvirtd, "libvirt daemon executable")
+	fs.StringVar(&opts.Virtlogd, "virtlogd", launcher.DefaultVirtlogd, "virtlogd executable")
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "nativevirt-launcher: unexpected arguments: %v\n", fs.Args())
+		return 2
+	}
+	defer klog.Flush()
+	opts.GracePeriod = time.Duration(grace) * time.Second
+
+	log := klog.Background().WithValues("vmi", opts.Namespace+"/"+opts.Name)
+	l, err := launcher.New(opts, nil, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nativevirt-launcher: %v\n", err)
+		return 2
+	}
+	// SIGTERM (kubelet) and SIGINT (a terminal) shut the guests down gracefully.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := l.Run(ctx); err != nil {
+		return 1
+	}
+	return 0
+}

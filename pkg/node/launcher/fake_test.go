@@ -1,0 +1,98 @@
+package launcher
+
+import (
+	"errors"
+	"sort"
+	"sync"
+	"time"
+)
+
+// fakeGuest describes how a fake domain reacts.
+type fakeGuest struct {
+	active bool
+	// offAfterPresses powers the guest off on that many-th ACPI press (0: ignores ACPI).
+	offAfterPresses int
+	// offDelay is how long after that press the guest is off.
+	offDelay time.Duration
+
+	presses int
+	offAt   time.Time
+}
+
+// fakeHypervisor is an in-memory Hypervisor that records the calls it gets.
+type fakeHypervisor struct {
+	mu      sync.Mutex
+	guests  map[string]*fakeGuest
+	calls   []string
+	listErr error
+	closed  bool
+}
+
+var _ Hypervisor = &fakeHypervisor{}
+
+func newFakeHypervisor(guests map[string]*fakeGuest) *fakeHypervisor {
+	return &fakeHypervisor{guests: guests}
+}
+
+func (f *fakeHypervisor) Domains() ([]Domain, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	var out []Domain
+	for name, g := range f.guests {
+		if g.active && !g.offAt.IsZero() && !time.Now().Before(g.offAt) {
+			g.active = false
+		}
+		out = append(out, Domain{Name: name, Active: g.active})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (f *fakeHypervisor) Shutdown(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "shutdown "+name)
+	g, ok := f.guests[name]
+	if !ok {
+		return nil
+	}
+	g.presses++
+	if g.offAfterPresses > 0 && g.presses == g.offAfterPresses {
+		g.offAt = time.Now().Add(g.offDelay)
+	}
+	return nil
+}
+
+func (f *fakeHypervisor) Destroy(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "destroy "+name)
+	g, ok := f.guests[name]
+	if !ok {
+		return errors.New("no such domain")
+	}
+	g.active = false
+	return nil
+}
+
+func (f *fakeHypervisor) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *fakeHypervisor) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeHypervisor) setListErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listErr = err
+}

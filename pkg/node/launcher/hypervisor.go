@@ -1,0 +1,118 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+
+	"libvirt.org/go/libvirt"
+)
+
+// Domain is what the launcher needs to know about one libvirt domain.
+type Domain struct {
+	// Name of the domain.
+	Name string
+	// Active is true while the domain has a QEMU process (running, paused, shutting down).
+	Active bool
+}
+
+// Hypervisor is the launcher's view of its libvirt daemon.
+type Hypervisor interface {
+	// Domains lists every defined or running domain.
+	Domains() ([]Domain, error)
+	// Shutdown presses the ACPI power button of the named domain.
+	Shutdown(name string) error
+	// Destroy stops the named domain at once.
+	Destroy(name string) error
+	// Close releases the connection.
+	Close() error
+}
+
+// DialFunc connects to the libvirt daemon behind uri.
+type DialFunc func(uri string) (Hypervisor, error)
+
+// DialLibvirt is the DialFunc of the real libvirt.
+func DialLibvirt(uri string) (Hypervisor, error) {
+	c, err := libvirt.NewConnect(uri)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", uri, err)
+	}
+	return &libvirtHypervisor{conn: c}, nil
+}
+
+// libvirtHypervisor implements Hypervisor with libvirt.org/go/libvirt. The launcher only polls,
+// so it registers no event loop.
+type libvirtHypervisor struct {
+	conn *libvirt.Connect
+}
+
+var _ Hypervisor = &libvirtHypervisor{}
+
+func (h *libvirtHypervisor) Domains() ([]Domain, error) {
+	doms, err := h.conn.ListAllDomains(0)
+	if err != nil {
+		return nil, fmt.Errorf("listing domains: %w", err)
+	}
+	out := make([]Domain, 0, len(doms))
+	var errs []error
+	for i := range doms {
+		d := &doms[i]
+		name, err := d.GetName()
+		active, aerr := d.IsActive()
+		_ = d.Free()
+		if err != nil || aerr != nil {
+			// A domain undefined between the list and the query is simply gone.
+			if isNoDomain(err) || isNoDomain(aerr) {
+				continue
+			}
+			errs = append(errs, errors.Join(err, aerr))
+			continue
+		}
+		out = append(out, Domain{Name: name, Active: active})
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("querying domains: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+func (h *libvirtHypervisor) Shutdown(name string) error {
+	return h.withDomain(name, func(d *libvirt.Domain) error {
+		return d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+	})
+}
+
+func (h *libvirtHypervisor) Destroy(name string) error {
+	return h.withDomain(name, func(d *libvirt.Domain) error { return d.Destroy() })
+}
+
+func (h *libvirtHypervisor) Close() error {
+	_, err := h.conn.Close()
+	return err
+}
+
+// withDomain runs fn on the named domain; a domain that is gone, or no longer running, is not
+// an error: the caller wanted it stopped.
+func (h *libvirtHypervisor) withDomain(name string, fn func(*libvirt.Domain) error) error {
+	d, err := h.conn.LookupDomainByName(name)
+	if err != nil {
+		if isNoDomain(err) {
+			return nil
+		}
+		return fmt.Errorf("looking up domain %s: %w", name, err)
+	}
+	defer func() { _ = d.Free() }()
+	if err := fn(d); err != nil && !isNoDomain(err) && !isNotRunning(err) {
+		return fmt.Errorf("domain %s: %w", name, err)
+	}
+	return nil
+}
+
+func isNoDomain(err error) bool {
+	var lerr libvirt.Error
+	return errors.As(err, &lerr) && lerr.Code == libvirt.ERR_NO_DOMAIN
+}
+
+func isNotRunning(err error) bool {
+	var lerr libvirt.Error
+	return errors.As(err, &lerr) && lerr.Code == libvirt.ERR_OPERATION_INVALID
+}

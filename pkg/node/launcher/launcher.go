@@ -1,0 +1,207 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// ErrLibvirtdExited is returned by Run when the libvirt daemon dies: the virtual machine cannot
+// run without it, and the container must end in failure.
+var ErrLibvirtdExited = errors.New("libvirtd exited")
+
+// Launcher runs the pod-private libvirt daemon for the life of the pod's virtual machine.
+type Launcher struct {
+	opts Options
+	dial DialFunc
+	log  klog.Logger
+}
+
+// New checks opts (after filling in the defaults) and returns a launcher that connects to its
+// daemon with dial (DialLibvirt when nil).
+func New(opts Options, dial DialFunc, log klog.Logger) (*Launcher, error) {
+	opts.Complete()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if dial == nil {
+		dial = DialLibvirt
+	}
+	return &Launcher{opts: opts, dial: dial, log: log}, nil
+}
+
+// Options returns the launcher's completed options.
+func (l *Launcher) Options() Options { return l.opts }
+
+// Run starts the daemons and supervises them until the virtual machine is gone (nil), libvirtd
+// dies (an error wrapping ErrLibvirtdExited) or ctx is cancelled (SIGTERM: the guests are shut
+// down within the grace period, then nil). The daemons, and any process left behind, are
+// stopped before Run returns.
+func (l *Launcher) Run(ctx context.Context) error {
+	log := l.log
+	log.Info("Starting", "namespace", l.opts.Namespace, "name", l.opts.Name, "uid", l.opts.UID,
+		"runDir", l.opts.RunDir, "gracePeriod", l.opts.GracePeriod, "capabilities", effectiveCapabilities())
+	if err := becomeSubreaper(); err != nil {
+		// Only matters when the launcher is not PID 1: orphans then go to the real init.
+		log.Info("Orphaned processes will not be reaped here", "err", err)
+	}
+	if err := os.Remove(l.opts.ReadyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing a stale ready marker: %w", err)
+	}
+	conf, err := WriteConfigs(&l.opts)
+	if err != nil {
+		return err
+	}
+	if err := makeStateDirs(l.opts.StateRoot); err != nil {
+		return err
+	}
+
+	sup := newSupervisor(log)
+	reapCtx, stopReaping := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		sup.run(reapCtx)
+	}()
+	defer func() {
+		stopReaping()
+		<-reaped
+	}()
+
+	var virtlogd, libvirtd *child
+	virtlogd, err = sup.start("virtlogd", []string{l.opts.Virtlogd})
+	if err == nil {
+		libvirtd, err = sup.start("libvirtd", []string{l.opts.Libvirtd, "--config", conf})
+	}
+	if err == nil {
+		err = l.serve(ctx, libvirtd, virtlogd)
+	}
+
+	if rerr := os.Remove(l.opts.ReadyPath()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		log.Info("Could not remove the ready marker", "err", rerr)
+	}
+	sup.stop(libvirtd, l.opts.DaemonStopTimeout)
+	sup.stop(virtlogd, l.opts.DaemonStopTimeout)
+	sup.killRemaining(l.opts.DaemonStopTimeout)
+	if err != nil {
+		log.Error(err, "Exiting")
+		return err
+	}
+	log.Info("Exiting")
+	return nil
+}
+
+// serve waits for libvirtd, announces readiness and watches the domains.
+func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
+	log := l.log
+	h, err := l.waitForLibvirtd(ctx, libvirtd)
+	if err != nil || h == nil {
+		return err
+	}
+	defer func() { _ = h.Close() }()
+	if err := writeFileAtomic(l.opts.ReadyPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return err
+	}
+	log.Info("Ready", "socket", l.opts.SocketPath())
+
+	watch := domainWatch{offGrace: l.opts.OffGrace}
+	tick := time.NewTicker(l.opts.PollInterval)
+	defer tick.Stop()
+	virtlogdDone := virtlogd.done
+	for {
+		select {
+		case <-libvirtd.done:
+			return libvirtdExited(libvirtd)
+		case <-virtlogdDone:
+			// QEMU writes its logs itself (stdio_handler = "file"): the VM does not need it.
+			log.Info("virtlogd exited; carrying on without it", "status", describeStatus(virtlogd.status))
+			virtlogdDone = nil
+		case <-ctx.Done():
+			res, err := shutdownGuests(h, shutdownPolicy{
+				grace:   l.opts.GracePeriod,
+				poll:    l.opts.PollInterval,
+				repress: 5 * time.Second,
+			}, log)
+			if libvirtd.exited() {
+				return libvirtdExited(libvirtd)
+			}
+			if err != nil {
+				return fmt.Errorf("shutting the guests down: %w", err)
+			}
+			log.Info("Terminated", "poweredOff", res.poweredOff, "destroyed", res.destroyed)
+			return nil
+		case <-tick.C:
+			doms, err := h.Domains()
+			if err != nil {
+				if libvirtd.exited() {
+					return libvirtdExited(libvirtd)
+				}
+				log.Info("Listing domains failed, reconnecting", "err", err)
+				if nh, derr := l.dial(l.opts.URI()); derr == nil {
+					_ = h.Close()
+					h = nh
+				}
+				continue
+			}
+			if watch.observe(time.Now(), doms) {
+				log.Info("The domain is gone", "domains", doms)
+				return nil
+			}
+		}
+	}
+}
+
+// waitForLibvirtd connects to libvirtd once its socket answers and its QEMU driver lists
+// domains. It returns (nil, nil) when ctx is cancelled first.
+func (l *Launcher) waitForLibvirtd(ctx context.Context, libvirtd *child) (Hypervisor, error) {
+	start := time.Now()
+	deadline := start.Add(l.opts.StartTimeout)
+	var lastErr error
+	for {
+		if _, err := os.Stat(l.opts.SocketPath()); err == nil {
+			h, err := l.dial(l.opts.URI())
+			if err == nil {
+				if _, err = h.Domains(); err == nil {
+					l.log.Info("libvirtd answers", "after", time.Since(start).Round(time.Millisecond))
+					return h, nil
+				}
+				_ = h.Close()
+			}
+			lastErr = err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("libvirtd did not answer on %s within %s: %v", l.opts.SocketPath(), l.opts.StartTimeout, lastErr)
+		}
+		select {
+		case <-ctx.Done():
+			l.log.Info("Terminated before libvirtd was ready")
+			return nil, nil
+		case <-libvirtd.done:
+			return nil, libvirtdExited(libvirtd)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func libvirtdExited(c *child) error {
+	return fmt.Errorf("%w (%s): the virtual machine cannot run without it", ErrLibvirtdExited, describeStatus(c.status))
+}
+
+// effectiveCapabilities is the CapEff line of /proc/self/status, for the start-up log.
+func effectiveCapabilities() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}

@@ -1,0 +1,222 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/klog/v2"
+)
+
+// fakeLibvirtd is a stand-in daemon: it creates the socket file named by the unix_sock_dir of
+// the libvirtd.conf it is given (--config FILE), then runs body.
+func fakeLibvirtd(t *testing.T, body string) string {
+	t.Helper()
+	script := `#!/bin/sh
+[ "$1" = --config ] || { echo "fake libvirtd: want --config FILE, got $*" >&2; exit 64; }
+dir=$(sed -n 's/^unix_sock_dir = "\(.*\)"$/\1/p' "$2")
+[ -d "$dir" ] || { echo "fake libvirtd: no socket directory in $2" >&2; exit 65; }
+: > "$dir/libvirt-sock"
+` + body + "\n"
+	path := filepath.Join(t.TempDir(), "libvirtd")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRun(t *testing.T) {
+	boom := errors.New("unreachable")
+	tests := []struct {
+		name     string
+		libvirtd string
+		// during runs once the launcher is ready (or at once when never ready), with the fake.
+		during func(h *fakeHypervisor, cancel context.CancelFunc)
+		// dialErr makes every dial fail.
+		dialErr      error
+		startTimeout time.Duration
+		wantErr      string
+		wantCalls    []string
+		wantReady    bool
+	}{{
+		name:     "the domain runs, then is undefined",
+		libvirtd: "exec sleep 60",
+		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+			h.set("ns_vm", &fakeGuest{active: true})
+			time.Sleep(100 * time.Millisecond)
+			h.set("ns_vm", nil)
+		},
+		wantReady: true,
+	}, {
+		name:     "the domain runs, then stays shut off",
+		libvirtd: "exec sleep 60",
+		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+			h.set("ns_vm", &fakeGuest{active: true})
+			time.Sleep(100 * time.Millisecond)
+			h.set("ns_vm", &fakeGuest{active: false})
+		},
+		wantReady: true,
+	}, {
+		name:     "SIGTERM: the guest powers off on the ACPI button",
+		libvirtd: "exec sleep 60",
+		during: func(h *fakeHypervisor, cancel context.CancelFunc) {
+			h.set("ns_vm", &fakeGuest{active: true, offAfterPresses: 1})
+			time.Sleep(100 * time.Millisecond)
+			cancel()
+		},
+		wantCalls: []string{"shutdown ns_vm"},
+		wantReady: true,
+	}, {
+		name:     "SIGTERM: a guest ignoring ACPI is destroyed after the grace period",
+		libvirtd: "exec sleep 60",
+		during: func(h *fakeHypervisor, cancel context.CancelFunc) {
+			h.set("ns_vm", &fakeGuest{active: true})
+			time.Sleep(100 * time.Millisecond)
+			cancel()
+		},
+		wantCalls: []string{"shutdown ns_vm", "destroy ns_vm"},
+		wantReady: true,
+	}, {
+		name:     "libvirtd dies while the domain runs",
+		libvirtd: "sleep 0.5; exit 3",
+		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+			h.set("ns_vm", &fakeGuest{active: true})
+		},
+		wantErr:   "libvirtd exited (exit status 3)",
+		wantReady: true,
+	}, {
+		name:     "libvirtd dies before it answers",
+		libvirtd: "exit 7",
+		dialErr:  boom,
+		wantErr:  "libvirtd exited (exit status 7)",
+	}, {
+		name:         "libvirtd never answers",
+		libvirtd:     "exec sleep 60",
+		dialErr:      boom,
+		startTimeout: 300 * time.Millisecond,
+		wantErr:      "did not answer",
+	}, {
+		name:     "SIGTERM before libvirtd answers",
+		libvirtd: "exec sleep 60",
+		dialErr:  boom,
+		during: func(_ *fakeHypervisor, cancel context.CancelFunc) {
+			time.Sleep(200 * time.Millisecond)
+			cancel()
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Short: the socket paths under it must fit in 108 bytes.
+			dir, err := os.MkdirTemp("", "nvl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			virtlogd := filepath.Join(dir, "virtlogd")
+			if err := os.WriteFile(virtlogd, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			h := newFakeHypervisor(map[string]*fakeGuest{})
+			opts := Options{
+				Namespace: "ns", Name: "vm", UID: "uid-1",
+				GracePeriod:       300 * time.Millisecond,
+				RunDir:            filepath.Join(dir, "run"),
+				ConfigDir:         filepath.Join(dir, "etc"),
+				StateRoot:         filepath.Join(dir, "root"),
+				Libvirtd:          fakeLibvirtd(t, tt.libvirtd),
+				Virtlogd:          virtlogd,
+				OffGrace:          200 * time.Millisecond,
+				PollInterval:      20 * time.Millisecond,
+				StartTimeout:      tt.startTimeout,
+				DaemonStopTimeout: time.Second,
+			}
+			dial := func(uri string) (Hypervisor, error) {
+				if want := "qemu+unix:///system?socket=" + filepath.Join(dir, "run", "libvirt", "libvirt-sock"); uri != want {
+					t.Errorf("dialled %q, want %q", uri, want)
+				}
+				if tt.dialErr != nil {
+					return nil, tt.dialErr
+				}
+				return h, nil
+			}
+			l, err := New(opts, dial, klog.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() { errc <- l.Run(ctx) }()
+
+			ready := false
+			if tt.wantReady {
+				ready = waitFor(5*time.Second, func() bool { return fileExists(opts.RunDir + "/ready") })
+			}
+			if tt.during != nil {
+				tt.during(h, cancel)
+			}
+			var runErr error
+			select {
+			case runErr = <-errc:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return")
+			}
+
+			if tt.wantErr == "" && runErr != nil {
+				t.Errorf("Run: %v", runErr)
+			}
+			if tt.wantErr != "" && (runErr == nil || !strings.Contains(runErr.Error(), tt.wantErr)) {
+				t.Errorf("Run error %v, want one containing %q", runErr, tt.wantErr)
+			}
+			if ready != tt.wantReady {
+				t.Errorf("ready marker seen: %t, want %t", ready, tt.wantReady)
+			}
+			if fileExists(opts.RunDir + "/ready") {
+				t.Error("ready marker left behind")
+			}
+			if diff := cmp.Diff(tt.wantCalls, collapse(h.callLog())); diff != "" {
+				t.Errorf("hypervisor calls (-want +got):\n%s", diff)
+			}
+			if got := childPIDs(); len(got) > 0 {
+				t.Errorf("processes left behind: %v", got)
+			}
+			for _, f := range []string{"etc/libvirtd.conf", "etc/qemu.conf", "root/var/lib/libvirt/qemu", "root/run/libvirt"} {
+				if !fileExists(filepath.Join(dir, f)) {
+					t.Errorf("%s was not created", f)
+				}
+			}
+		})
+	}
+}
+
+func (f *fakeHypervisor) set(name string, g *fakeGuest) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if g == nil {
+		delete(f.guests, name)
+		return
+	}
+	f.guests[name] = g
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// waitFor polls cond every 10 ms until it holds or timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cond()
+}

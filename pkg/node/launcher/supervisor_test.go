@@ -1,0 +1,141 @@
+package launcher
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/klog/v2"
+)
+
+// startSupervisor runs a supervisor's reaper for the duration of the test.
+func startSupervisor(t *testing.T) *supervisor {
+	t.Helper()
+	s := newSupervisor(klog.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(ctx)
+	}()
+	t.Cleanup(func() {
+		s.killRemaining(time.Second)
+		cancel()
+		<-done
+	})
+	return s
+}
+
+func TestSupervisorExitStatus(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		// stop asks the supervisor to stop the child rather than waiting for it.
+		stop bool
+		want string
+	}{
+		{name: "clean exit", script: "exit 0", want: "exit status 0"},
+		{name: "failure", script: "exit 3", want: "exit status 3"},
+		{name: "signal", script: "kill -9 $$", want: "killed by signal killed"},
+		{name: "stopped with SIGTERM", script: "exec sleep 60", stop: true, want: "killed by signal terminated"},
+		{name: "ignores SIGTERM, killed", script: "trap '' TERM; while :; do sleep 0.05; done", stop: true, want: "killed by signal killed"},
+	}
+	s := startSupervisor(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := s.start(tt.name, []string{"/bin/sh", "-c", tt.script})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.stop {
+				// Give the shell time to install its trap.
+				time.Sleep(100 * time.Millisecond)
+				if !s.stop(c, 300*time.Millisecond) {
+					t.Fatalf("%s not reaped after stop", c)
+				}
+			} else if !waitDone(c.done, 5*time.Second) {
+				t.Fatalf("%s not reaped", c)
+			}
+			if got := describeStatus(c.status); got != tt.want {
+				t.Errorf("status %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSupervisorReapsOrphans: a daemonized grandchild (as QEMU under libvirt) is re-parented to
+// the subreaper and reaped when it exits, leaving no zombie.
+func TestSupervisorReapsOrphans(t *testing.T) {
+	if err := becomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	s := startSupervisor(t)
+	pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+	c, err := s.start("daemonizer", []string{"/bin/sh", "-c", "sleep 0.3 & echo $! > " + pidFile + "; exit 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !waitDone(c.done, 5*time.Second) {
+		t.Fatal("daemonizer not reaped")
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := childPIDs(); !cmp.Equal(got, []int{orphan}) {
+		t.Errorf("children after the daemonizer exited: %v, want the orphan %d", got, orphan)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(orphan, 0); err == syscall.ESRCH {
+			return // gone, zombie included: it was reaped
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("orphan %d still present (state %s)", orphan, procState(orphan))
+}
+
+func TestSupervisorKillRemaining(t *testing.T) {
+	if err := becomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	s := startSupervisor(t)
+	c, err := s.start("daemonizer", []string{"/bin/sh", "-c", "sleep 60 & sleep 60 & exit 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !waitDone(c.done, 5*time.Second) {
+		t.Fatal("daemonizer not reaped")
+	}
+	if n := len(childPIDs()); n != 2 {
+		t.Fatalf("%d orphans, want 2", n)
+	}
+	s.killRemaining(2 * time.Second)
+	if got := childPIDs(); len(got) != 0 {
+		t.Errorf("children left after killRemaining: %v", got)
+	}
+}
+
+// procState is the State line of /proc/<pid>/status.
+func procState(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return err.Error()
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "State:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
