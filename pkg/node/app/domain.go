@@ -1,0 +1,40 @@
+package app
+
+import (
+	"errors"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/agent"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
+)
+
+// buildDomain is the agent's BuildDomainFunc on the converter. Masquerade
+// interfaces use QEMU user networking with port forwards (convert's
+// SlirpMasquerade): it needs no privileges in the launcher pod and makes the
+// guest's declared ports reachable on the pod IP.
+func buildDomain(emulation bool) agent.BuildDomainFunc {
+	return func(vmi *kubevirtv1.VirtualMachineInstance, facts agent.DomainFacts) (string, []byte, error) {
+		formats := make(map[string]convert.DiskFormat, len(facts.DiskFormats))
+		for vol, f := range facts.DiskFormats {
+			formats[vol] = convert.DiskFormat(f)
+		}
+		d, err := convert.Convert(vmi, convert.Context{
+			Emulation:     emulation,
+			InterfaceMode: convert.SlirpMasquerade,
+			DiskFormats:   formats,
+		})
+		if err != nil {
+			return "", nil, err
+		}
+		xml, err := d.Marshal()
+		if err != nil {
+			return "", nil, err
+		}
+		return convert.DomainName(vmi.Namespace, vmi.Name), xml, nil
+	}
+}
+
+// cloudInitISO renders cloud-init ISOs.
+func cloudInitISO(kind agent.CloudInitKind, userData, metaData, networkData []byte) ([]byte, error) {
+	return nil, errors.New("cloud-init ISOs are not available in this build yet")
+}

@@ -1,0 +1,137 @@
+// Package app is the command line of nativevirt-handler, the node agent: its
+// options, and the wiring of informers, the reconcile loop, the stream server,
+// the heartbeat and the device plugins.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// Emulation modes of --emulation.
+const (
+	EmulationAuto   = "auto"
+	EmulationAlways = "always"
+	EmulationNever  = "never"
+)
+
+// Options are the flags of nativevirt-handler.
+type Options struct {
+	NodeName         string
+	Kubeconfig       string
+	KubeletRoot      string
+	StateDir         string
+	Emulation        string
+	ListenAddress    string
+	AdvertiseAddress string
+	Port             int
+	TLSCertFile      string
+	TLSKeyFile       string
+	ClientCAFile     string
+	Workers          int
+	DevicePlugins    bool
+	KVMDevice        string
+	TUNDevice        string
+}
+
+// NewOptions returns the defaults; the node name defaults to $NODE_NAME and
+// the advertised address to $NODE_IP (the downward API's status.hostIP).
+func NewOptions() *Options {
+	return &Options{
+		NodeName:         os.Getenv("NODE_NAME"),
+		AdvertiseAddress: os.Getenv("NODE_IP"),
+		KubeletRoot:      "/var/lib/kubelet",
+		StateDir:         "/var/lib/nativevirt/handler",
+		Emulation:        EmulationAuto,
+		ListenAddress:    "0.0.0.0",
+		Port:             streams.DefaultPort,
+		Workers:          2,
+		DevicePlugins:    true,
+		KVMDevice:        "/dev/kvm",
+		TUNDevice:        "/dev/net/tun",
+	}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node (default $NODE_NAME).")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; in-cluster configuration when empty.")
+	fs.StringVar(&o.KubeletRoot, "kubelet-root", o.KubeletRoot, "The kubelet's root directory (its --root-dir), where launcher pod volumes live.")
+	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Directory of the agent's domain checkpoints; keep it across restarts.")
+	fs.StringVar(&o.Emulation, "emulation", o.Emulation, "Run guests under QEMU TCG emulation: auto (only when /dev/kvm is unusable), always or never.")
+	fs.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "Address the stream server listens on.")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "Address the apiserver reaches the stream server at (default $NODE_IP).")
+	fs.IntVar(&o.Port, "port", o.Port, "Port of the stream server.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM serving certificate of the stream server, signed by the node CA.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM node CA; only its client certificate with CN "+streams.APIServerCommonName+" is accepted.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel.")
+	fs.BoolVar(&o.DevicePlugins, "device-plugins", o.DevicePlugins, "Serve the kubelet device plugins devices.nativevirt.io/kvm and /tun.")
+	fs.StringVar(&o.KVMDevice, "kvm-device", o.KVMDevice, "The KVM device node.")
+	fs.StringVar(&o.TUNDevice, "tun-device", o.TUNDevice, "The TUN device node.")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("--node-name (or $NODE_NAME) is required"))
+	}
+	switch o.Emulation {
+	case EmulationAuto, EmulationAlways, EmulationNever:
+	default:
+		errs = append(errs, fmt.Errorf("--emulation must be auto, always or never, not %q", o.Emulation))
+	}
+	if !filepath.IsAbs(o.KubeletRoot) || !filepath.IsAbs(o.StateDir) {
+		errs = append(errs, errors.New("--kubelet-root and --state-dir must be absolute paths"))
+	}
+	if o.Port <= 0 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("--port %d is out of range", o.Port))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	tls := 0
+	for _, f := range []string{o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile} {
+		if f != "" {
+			tls++
+		}
+	}
+	if tls != 0 && tls != 3 {
+		errs = append(errs, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file go together"))
+	}
+	return errors.Join(errs...)
+}
+
+// emulate resolves --emulation: auto emulates unless the KVM device opens.
+func (o *Options) emulate() bool {
+	switch o.Emulation {
+	case EmulationAlways:
+		return true
+	case EmulationNever:
+		return false
+	}
+	f, err := os.OpenFile(o.KVMDevice, os.O_RDWR, 0)
+	if err != nil {
+		return true
+	}
+	_ = f.Close()
+	return false
+}
+
+// endpoint is the host:port published on the Node.
+func (o *Options) endpoint(fallbackHost string) string {
+	host := o.AdvertiseAddress
+	if host == "" {
+		host = fallbackHost
+	}
+	return net.JoinHostPort(host, strconv.Itoa(o.Port))
+}

@@ -1,0 +1,63 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mod     func(*Options)
+		wantErr string
+	}{
+		{"defaults with a node name", func(*Options) {}, ""},
+		{"no node name", func(o *Options) { o.NodeName = "" }, "--node-name"},
+		{"bad emulation", func(o *Options) { o.Emulation = "sometimes" }, "--emulation"},
+		{"relative state dir", func(o *Options) { o.StateDir = "state" }, "absolute"},
+		{"port out of range", func(o *Options) { o.Port = 70000 }, "--port"},
+		{"partial TLS", func(o *Options) { o.TLSCertFile = "/c.pem" }, "go together"},
+		{"full TLS", func(o *Options) { o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile = "/c", "/k", "/ca" }, ""},
+	}
+	for _, tt := range tests {
+		o := NewOptions()
+		o.NodeName = "n1"
+		tt.mod(o)
+		err := o.Validate()
+		if tt.wantErr == "" && err != nil {
+			t.Errorf("%s: unexpected error %v", tt.name, err)
+		}
+		if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.wantErr)
+		}
+	}
+}
+
+func TestEmulate(t *testing.T) {
+	tests := []struct {
+		mode, device string
+		want         bool
+	}{
+		{EmulationAlways, "/dev/null", true},
+		{EmulationNever, "/nonexistent/kvm", false},
+		{EmulationAuto, "/nonexistent/kvm", true},
+		{EmulationAuto, "/dev/null", false}, // opens read-write: stands for a usable /dev/kvm
+	}
+	for _, tt := range tests {
+		o := &Options{Emulation: tt.mode, KVMDevice: tt.device}
+		if got := o.emulate(); got != tt.want {
+			t.Errorf("emulate(%s, %s) = %v, want %v", tt.mode, tt.device, got, tt.want)
+		}
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	o := &Options{Port: 8186}
+	if got := o.endpoint("10.0.0.1"); got != "10.0.0.1:8186" {
+		t.Errorf("endpoint = %q", got)
+	}
+	o.AdvertiseAddress = "fd00::1"
+	if got := o.endpoint("10.0.0.1"); got != "[fd00::1]:8186" {
+		t.Errorf("endpoint = %q", got)
+	}
+}

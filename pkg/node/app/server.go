@@ -1,0 +1,221 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
+	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/agent"
+	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
+	"github.com/nativevirt/nativevirt/pkg/node/domains"
+	"github.com/nativevirt/nativevirt/pkg/node/heartbeat"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// informerResync re-delivers every VMI periodically: the agent's resync of
+// domain state and guest OS info.
+const informerResync = 30 * time.Second
+
+// NewCommand is the nativevirt-handler command.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	logOpts := logs.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "nativevirt-handler",
+		Short: "NativeVirt node agent: runs the VMIs of this node in their launcher pods' libvirt",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logsapi.ValidateAndApply(logOpts, nil); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(ctx, o)
+		},
+		SilenceUsage: true,
+	}
+	o.AddFlags(cmd.Flags())
+	logsapi.AddFlags(logOpts, cmd.Flags())
+	return cmd
+}
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kv, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	emulation := o.emulate()
+	store, err := domains.Open(filepath.Join(o.StateDir, "domains"))
+	if err != nil {
+		return err
+	}
+
+	vmiInformer := vmiinformers.NewFilteredVirtualMachineInstanceInformer(kv, metav1.NamespaceAll, informerResync, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+	}, func(opts *metav1.ListOptions) {
+		opts.FieldSelector = fields.OneTermEqualSelector("status.nodeName", o.NodeName).String()
+	})
+	podFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTweakListOptions(func(opts *metav1.ListOptions) {
+		opts.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+		opts.LabelSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.AppLabel: "virt-launcher"}).String()
+	}))
+	podInformer := podFactory.Core().V1().Pods()
+
+	a := agent.New(agent.Config{
+		NodeName:     o.NodeName,
+		Locator:      podfs.Locator{KubeletRoot: o.KubeletRoot},
+		Store:        store,
+		Dial:         virt.Dial,
+		BuildDomain:  buildDomain(emulation),
+		CloudInitISO: cloudInitISO,
+		VMIs:         listers.NewVirtualMachineInstanceLister(vmiInformer.GetIndexer()),
+		Pods:         podInformer.Lister(),
+		UpdateStatus: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error {
+			_, err := kv.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
+			return err
+		},
+		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+			return kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		},
+	})
+	if err := a.AddEventHandlers(vmiInformer, podInformer.Informer()); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 4)
+	go vmiInformer.Run(ctx.Done())
+	podFactory.Start(ctx.Done())
+	go func() { errs <- a.Run(ctx, o.Workers, vmiInformer.HasSynced, podInformer.Informer().HasSynced) }()
+
+	hostIP, err := nodeAddress(ctx, kube, o.NodeName)
+	if err != nil && o.AdvertiseAddress == "" {
+		return err
+	}
+	hb := &heartbeat.Heartbeat{Client: kube, NodeName: o.NodeName, Emulation: emulation, Endpoint: o.endpoint(hostIP)}
+	go hb.Run(ctx)
+
+	if o.TLSCertFile != "" {
+		srv, err := streamServer(o, a)
+		if err != nil {
+			return err
+		}
+		go func() {
+			<-ctx.Done()
+			_ = srv.Close()
+		}()
+		go func() {
+			logger.Info("Stream server listening", "address", srv.Addr, "advertised", hb.Endpoint)
+			if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("stream server: %w", err)
+			}
+		}()
+	} else {
+		logger.Info("No TLS files given: console, VNC and pause are not served on this node")
+	}
+
+	if o.DevicePlugins {
+		dir := filepath.Join(o.KubeletRoot, "device-plugins")
+		for _, p := range []*deviceplugin.Plugin{
+			{ResourceName: deviceplugin.KVMResource, DevicePath: o.KVMDevice, Dir: dir},
+			{ResourceName: deviceplugin.TUNResource, DevicePath: o.TUNDevice, Dir: dir},
+		} {
+			go func() { _ = p.Run(ctx) }()
+		}
+	}
+	logger.Info("nativevirt-handler running", "node", o.NodeName, "emulation", emulation)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
+
+// streamServer builds the mTLS stream server.
+func streamServer(o *Options, b streamserver.Backend) (*http.Server, error) {
+	ca, err := os.ReadFile(o.ClientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--client-ca-file: %w", err)
+	}
+	cert, err := os.ReadFile(o.TLSCertFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file: %w", err)
+	}
+	key, err := os.ReadFile(o.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-private-key-file: %w", err)
+	}
+	tlsConfig, err := streams.ServerTLSConfig(ca, cert, key)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Server{
+		Addr:              net.JoinHostPort(o.ListenAddress, strconv.Itoa(o.Port)),
+		Handler:           streamserver.Handler(b),
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 30 * time.Second,
+	}, nil
+}
+
+// nodeAddress is the node's InternalIP (else first address).
+func nodeAddress(ctx context.Context, kube kubernetes.Interface, name string) (string, error) {
+	n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading node %s: %w", name, err)
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address, nil
+		}
+	}
+	if len(n.Status.Addresses) > 0 {
+		return n.Status.Addresses[0].Address, nil
+	}
+	return "", fmt.Errorf("node %s has no address; set --advertise-address", name)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return rest.InClusterConfig()
+}
