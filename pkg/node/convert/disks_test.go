@@ -92,10 +92,10 @@ func TestConvertDisk(t *testing.T) {
 			Target: DiskTarget{Bus: "sata"}, ReadOnly: &struct{}{}, Boot: &Boot{Order: 1}, Alias: &Alias{Name: "ua-cd"}},
 		wantBus: kubevirtv1.DiskBusSATA,
 	}, {
-		name: "CD-ROM with an open tray has no medium",
-		disk: kubevirtv1.Disk{Name: "cd", DiskDevice: kubevirtv1.DiskDevice{CDRom: &kubevirtv1.CDRomTarget{Bus: "scsi", Tray: "open", ReadOnly: ptr(false)}}},
-		src:  file,
-		want: Disk{Type: "file", Device: "cdrom", Driver: raw, Target: DiskTarget{Bus: "scsi", Tray: "open"}, Alias: &Alias{Name: "ua-cd"}},
+		name:    "CD-ROM with an open tray has no medium",
+		disk:    kubevirtv1.Disk{Name: "cd", DiskDevice: kubevirtv1.DiskDevice{CDRom: &kubevirtv1.CDRomTarget{Bus: "scsi", Tray: "open", ReadOnly: ptr(false)}}},
+		src:     file,
+		want:    Disk{Type: "file", Device: "cdrom", Driver: raw, Target: DiskTarget{Bus: "scsi", Tray: "open"}, Alias: &Alias{Name: "ua-cd"}},
 		wantBus: kubevirtv1.DiskBusSCSI,
 	}, {
 		name: "driver modes, serial, shareable, block sizes, PCI address",

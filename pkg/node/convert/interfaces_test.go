@@ -100,8 +100,12 @@ func TestSlirpInterfaces(t *testing.T) {
 			"bootfile=boot,,x.efi,hostfwd=tcp::22-192.168.50.2:22,hostfwd=udp::5353-192.168.50.2:5353,hostfwd=tcp::8080-192.168.50.2:8080",
 			"-device", "e1000,netdev=nv-net-default,id=nv-net-default,mac=02:00:00:00:00:01,bootindex=2,acpi-index=1"},
 	}, {
-		name:    "interface boot order without disk boot orders",
-		vmi:     func() *kubevirtv1.VirtualMachineInstance { v := netVMI(kubevirtv1.Interface{BootOrder: ptr(int32(1))}, nil); v.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: "d"}}; return v }(),
+		name: "interface boot order without disk boot orders",
+		vmi: func() *kubevirtv1.VirtualMachineInstance {
+			v := netVMI(kubevirtv1.Interface{BootOrder: ptr(int32(1))}, nil)
+			v.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: "d"}}
+			return v
+		}(),
 		wantErr: "interfaces[0].bootOrder",
 	}, {
 		name:    "PCI address",
@@ -112,8 +116,12 @@ func TestSlirpInterfaces(t *testing.T) {
 		vmi:     netVMI(kubevirtv1.Interface{State: "down"}, nil),
 		wantErr: "interfaces[0].state",
 	}, {
-		name:    "multi-queue",
-		vmi:     func() *kubevirtv1.VirtualMachineInstance { v := netVMI(kubevirtv1.Interface{}, nil); v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = ptr(true); return v }(),
+		name: "multi-queue",
+		vmi: func() *kubevirtv1.VirtualMachineInstance {
+			v := netVMI(kubevirtv1.Interface{}, nil)
+			v.Spec.Domain.Devices.NetworkInterfaceMultiQueue = ptr(true)
+			return v
+		}(),
 		wantErr: "networkInterfaceMultiqueue",
 	}, {
 		name:    "NTP servers",
@@ -164,7 +172,11 @@ func TestCheckInterfaceErrors(t *testing.T) {
 		{"negative ACPI index", netVMI(kubevirtv1.Interface{ACPIIndex: -1}, nil), "interfaces[0].acpiIndex"},
 		{
 			"no network",
-			func() *kubevirtv1.VirtualMachineInstance { v := netVMI(kubevirtv1.Interface{}, nil); v.Spec.Networks = nil; return v }(),
+			func() *kubevirtv1.VirtualMachineInstance {
+				v := netVMI(kubevirtv1.Interface{}, nil)
+				v.Spec.Networks = nil
+				return v
+			}(),
 			`interfaces[0].name: Not found: "default"`,
 		},
 		{

@@ -48,8 +48,8 @@ func TestConvertOS(t *testing.T) {
 			KernelBoot: &kubevirtv1.KernelBoot{Container: &kubevirtv1.KernelBootContainer{Image: "img", KernelPath: "/vmlinuz"}}}}},
 		want: OS{Type: q35, SMBIOS: smbios, Kernel: "/d/kernel-boot/kernel"},
 	}, {
-		name: "unknown machine type",
-		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Machine: &kubevirtv1.Machine{Type: "virt"}}},
+		name:    "unknown machine type",
+		spec:    kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Machine: &kubevirtv1.Machine{Type: "virt"}}},
 		wantErr: "spec.domain.machine.type",
 	}, {
 		name:    "other architecture",
