@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds localhost/nativevirt-handler:dev, the node agent's image: the launcher image's Debian
+# rootfs (libvirt's client library libvirt0 for the cgo bindings, iproute2, procps, busybox),
+# made by hack/images/build-launcher.sh and shared here through hard links, plus
+#   /usr/bin/nativevirt-handler     the node agent (cgo: links Debian's libvirt0)
+# into _output/images/nativevirt-handler.tar, imported when the cluster's containerd runs.
+#
+#   hack/images/build-handler.sh
+#
+# Sharing the launcher's rootfs costs no second debootstrap and keeps the agent's libvirt client
+# the same version as the launchers' daemons. The image is rebuilt only when that rootfs or the
+# binary changes (stamp in _output/images/handler).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+REF=${NV_HANDLER_IMAGE:-localhost/nativevirt-handler:dev}
+launcher=$NV_ROOT/_output/images/launcher
+dir=$NV_ROOT/_output/images/handler
+tarball=$NV_ROOT/_output/images/nativevirt-handler.tar
+t0=$(date +%s)
+
+if [[ ! -f $launcher/base.stamp || ! -x $launcher/base/usr/sbin/libvirtd ]]; then
+	nv_log "handler: building the launcher's Debian rootfs first"
+	"$NV_ROOT/hack/images/build-launcher.sh"
+fi
+
+mkdir -p "$dir/bin"
+(cd "$NV_ROOT" && go build -o "$dir/bin/nativevirt-handler" ./cmd/nativevirt-handler)
+
+stamp=$( (cat "$launcher/base.stamp"; sha256sum "$dir"/bin/*; echo "$REF") | sha256sum | cut -c1-16)
+if [[ -f $dir/stamp && $(cat "$dir/stamp") == "$stamp" && -f $tarball ]]; then
+	nv_log "handler: image up to date ($tarball)"
+else
+	rootfs=$dir/rootfs
+	rm -rf "$rootfs"
+	cp -al "$launcher/base" "$rootfs"
+	install -m 0755 "$dir/bin/nativevirt-handler" "$rootfs/usr/bin/"
+	mkdir -p "$rootfs/var/lib/nativevirt/handler" "$rootfs/etc/nativevirt/handler-certs"
+	missing=$(chroot "$rootfs" /usr/bin/ldd /usr/bin/nativevirt-handler 2>&1 | grep 'not found' || true)
+	[[ -z $missing ]] || nv_die "nativevirt-handler needs libraries the image lacks: $missing"
+	"$NV_ROOT/hack/images/mkimage.sh" "$rootfs" "$REF" "$tarball" '["/usr/bin/nativevirt-handler"]'
+	rm -rf "$rootfs"
+	echo "$stamp" >"$dir/stamp"
+	nv_log "handler: $tarball ($(du -m "$tarball" | cut -f1) MB)"
+fi
+
+if [[ -S $NV_CONTAINERD_SOCK ]]; then
+	"$NV_ROOT/hack/images/import.sh" "$tarball"
+fi
+nv_log "handler: done in $(($(date +%s) - t0)) s"
