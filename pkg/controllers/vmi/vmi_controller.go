@@ -1,0 +1,241 @@
+// Package vmi is the VirtualMachineInstance controller: it creates the launcher pod of each
+// instance (exactly one, rendered by pkg/launcherpod), follows the pod to move the instance
+// through Pending → Scheduling → Scheduled (pod bound and running; status.nodeName and the
+// kubevirt.io/nodeName label set), fails the instance when its pod fails or disappears before
+// the node agent reported Running, and on deletion removes the pods before it lets the
+// instance go (finalizer kubevirt.io/virtualMachineControllerFinalize).
+//
+// After Scheduled the node agent owns the phase; this controller then writes nothing but the
+// finalizer.
+package vmi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
+	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+)
+
+// Name is the controller's name in logs, events and metrics.
+const Name = "virtualmachineinstance-controller"
+
+// Controller is the VirtualMachineInstance controller.
+type Controller struct {
+	queue        *loop.Queue
+	vmiLister    listers.VirtualMachineInstanceLister
+	podIndexer   cache.Indexer
+	synced       []cache.InformerSynced
+	expectations *expectations.Expectations
+	pods         podAPI
+	meta         metadataAPI
+	updateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error)
+	now          func() time.Time
+}
+
+// New wires the controller to its informers. The pod informer should list launcher pods only
+// (podindex.LauncherSelector); Run starts the controller.
+func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInformer informers.VirtualMachineInstanceInformer,
+	podInformer coreinformers.PodInformer, cfg launcherpod.Config, recorder record.EventRecorder) (*Controller, error) {
+	if err := podindex.Ensure(podInformer.Informer()); err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		vmiLister:    vmiInformer.Lister(),
+		podIndexer:   podInformer.Informer().GetIndexer(),
+		synced:       []cache.InformerSynced{vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		expectations: expectations.New(),
+		now:          time.Now,
+	}
+	c.queue = loop.New(Name, c.sync)
+	c.pods = podAPI{
+		create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+			return kubeClient.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		},
+		delete: func(ctx context.Context, namespace, name string, uid types.UID) error {
+			return kubeClient.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		},
+		event: func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
+			recorder.Event(vmi, eventType, reason, message)
+		},
+		render: renderer(cfg),
+		exp:    c.expectations,
+	}
+	c.meta = metadataAPI{patch: func(ctx context.Context, namespace, name string, data []byte) (*kubevirtv1.VirtualMachineInstance, error) {
+		return client.KubevirtV1().VirtualMachineInstances(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+	}}
+	c.updateStatus = func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
+		return client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
+	}
+
+	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.queue.AddObject,
+		UpdateFunc: func(old, cur any) {
+			if old.(metav1.Object).GetResourceVersion() != cur.(metav1.Object).GetResourceVersion() {
+				c.queue.AddObject(cur)
+			}
+		},
+		DeleteFunc: c.queue.AddObject,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.podAdded,
+		UpdateFunc: c.podUpdated,
+		DeleteFunc: c.podDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run syncs instances with workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	return c.queue.Run(ctx, workers, c.synced...)
+}
+
+// ownerKey is the key of the instance controlling pod, or "".
+func ownerKey(pod *corev1.Pod) string {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != "VirtualMachineInstance" || ref.APIVersion != kubevirtv1.SchemeGroupVersion.String() {
+		return ""
+	}
+	return pod.Namespace + "/" + ref.Name
+}
+
+func (c *Controller) podAdded(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if key := ownerKey(pod); key != "" {
+		c.expectations.CreationObserved(key)
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) podUpdated(old, cur any) {
+	oldPod, ok1 := old.(*corev1.Pod)
+	pod, ok2 := cur.(*corev1.Pod)
+	if !ok1 || !ok2 || oldPod.ResourceVersion == pod.ResourceVersion {
+		return
+	}
+	if key := ownerKey(pod); key != "" {
+		if pod.DeletionTimestamp != nil {
+			c.expectations.DeletionObserved(key, pod.UID)
+		}
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if key := ownerKey(pod); key != "" {
+		c.expectations.DeletionObserved(key, pod.UID)
+		c.queue.Add(key)
+	}
+}
+
+// sync reconciles one instance: finalize it when deleted, else make sure it has its pod and
+// write the status its pod implies.
+func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return loop.Result{}, nil
+	}
+	cached, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.Delete(key)
+		return loop.Result{}, nil
+	}
+	if err != nil {
+		return loop.Result{}, err
+	}
+	if !c.expectations.Satisfied(key) {
+		return loop.Result{}, nil
+	}
+	vmi := cached.DeepCopy()
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmi", klog.KObj(vmi)))
+	pods, err := podindex.PodsOf(c.podIndexer, string(vmi.UID))
+	if err != nil {
+		return loop.Result{}, err
+	}
+
+	if vmi.DeletionTimestamp != nil {
+		return loop.Result{}, c.finalize(ctx, key, vmi, pods)
+	}
+	if vmis.IsFinal(vmi) {
+		// The guest is gone for good; a launcher still running is stopped.
+		_, err := c.pods.deletePods(ctx, key, vmi, livePods(pods))
+		return loop.Result{}, err
+	}
+	if !hasFinalizer(vmi) {
+		// Instances of VMs and replica sets carry it from birth; standalone ones get it here.
+		if vmi, err = c.meta.setFinalizer(ctx, vmi, true); err != nil {
+			return loop.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
+	if err != nil {
+		return loop.Result{}, err
+	}
+
+	status := computeStatus(vmi, pods, c.now())
+	if !statusEqual(&vmi.Status, &status) && writeWorthy(&vmi.Status, &status) {
+		if status.Phase != vmi.Status.Phase {
+			klog.FromContext(ctx).V(2).Info("Phase changed", "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
+		}
+		vmi.Status = status
+		if vmi, err = c.updateStatus(ctx, vmi); err != nil {
+			return loop.Result{}, fmt.Errorf("updating the instance status: %w", err)
+		}
+	}
+	if node := vmi.Status.NodeName; node != "" && !vmis.IsFinal(vmi) && vmi.Labels[kubevirtv1.NodeNameLabel] != node {
+		if err := c.meta.setNodeLabel(ctx, vmi, node); err != nil {
+			return loop.Result{}, fmt.Errorf("labelling the instance with its node: %w", err)
+		}
+	}
+	return loop.Result{}, nil
+}
+
+// finalize deletes the pods of a deleted instance and removes the finalizer once none is left:
+// until then the instance exists, and its VM creates no successor (fencing).
+func (c *Controller) finalize(ctx context.Context, key string, vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod) error {
+	remaining, err := c.pods.deletePods(ctx, key, vmi, pods)
+	if err != nil || remaining {
+		// The pods' deletion events bring the instance back.
+		return err
+	}
+	if !hasFinalizer(vmi) {
+		return nil
+	}
+	if _, err := c.meta.setFinalizer(ctx, vmi, false); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the finalizer: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("No launcher pod left; released the instance")
+	return nil
+}
