@@ -193,7 +193,10 @@ func TestSyncStandaloneGetsFinalizer(t *testing.T) {
 }
 
 func TestSyncPodLostBeforeRunning(t *testing.T) {
-	vmi := testVMI(func(v *kubevirtv1.VirtualMachineInstance) { v.Status.Phase = kubevirtv1.Scheduled; v.Status.NodeName = "n1" })
+	vmi := testVMI(func(v *kubevirtv1.VirtualMachineInstance) {
+		v.Status.Phase = kubevirtv1.Scheduled
+		v.Status.NodeName = "n1"
+	})
 	f := newFixture(t, vmi)
 	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, f.sync()); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
