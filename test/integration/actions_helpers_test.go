@@ -72,6 +72,12 @@ func makeVM(t *testing.T, c clientset.Interface, name string, st vmState) *kubev
 // makeVMI creates an instance on node-1 in the given phase.
 func makeVMI(t *testing.T, c clientset.Interface, name string, phase kubevirtv1.VirtualMachineInstancePhase, paused bool) *kubevirtv1.VirtualMachineInstance {
 	t.Helper()
+	return makeVMIOn(t, c, name, "node-1", phase, paused)
+}
+
+// makeVMIOn creates an instance on the given node in the given phase.
+func makeVMIOn(t *testing.T, c clientset.Interface, name, node string, phase kubevirtv1.VirtualMachineInstancePhase, paused bool) *kubevirtv1.VirtualMachineInstance {
+	t.Helper()
 	ctx := context.Background()
 	vmi := &kubevirtv1.VirtualMachineInstance{}
 	if err := yaml.Unmarshal([]byte(framework.VMIYAML(name)), vmi); err != nil {
@@ -83,7 +89,7 @@ func makeVMI(t *testing.T, c clientset.Interface, name string, phase kubevirtv1.
 		t.Fatalf("create VMI %s: %v", name, err)
 	}
 	created.Status.Phase = phase
-	created.Status.NodeName = "node-1"
+	created.Status.NodeName = node
 	if paused {
 		created.Status.Conditions = append(created.Status.Conditions, kubevirtv1.VirtualMachineInstanceCondition{
 			Type: kubevirtv1.VirtualMachineInstancePaused, Status: corev1.ConditionTrue})

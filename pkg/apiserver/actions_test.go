@@ -1,0 +1,75 @@
+package apiserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
+)
+
+func TestLongRunningRequestCheck(t *testing.T) {
+	check := LongRunningRequestCheck()
+	cases := []struct {
+		info apirequest.RequestInfo
+		want bool
+	}{
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachineinstances", Subresource: "console", Verb: "get"}, true},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "subresources.kubevirt.io", Resource: "virtualmachineinstances", Subresource: "vnc", Verb: "get"}, true},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "watch"}, true},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "subresources.kubevirt.io", Resource: "virtualmachineinstances", Subresource: "pause", Verb: "update"}, false},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachines", Subresource: "start", Verb: "update"}, false},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachines", Verb: "list"}, false},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		if got := check(r, &tc.info); got != tc.want {
+			t.Errorf("%+v: long running %v, want %v", tc.info, got, tc.want)
+		}
+	}
+}
+
+// recordingHandler remembers which action was asked for.
+type recordingHandler struct {
+	key  string
+	seen *[]string
+}
+
+func (h recordingHandler) ServeAction(w http.ResponseWriter, _ *http.Request, ns, name string) {
+	*h.seen = append(*h.seen, h.key+" "+ns+"/"+name)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func TestActionsRouting(t *testing.T) {
+	var seen []string
+	a := &actions{byKey: map[string]subresource.Handler{}}
+	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console"} {
+		a.byKey[key] = recordingHandler{key: key, seen: &seen}
+	}
+	cases := []struct {
+		path string
+		want int
+	}{
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/start", 202},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/console", 202},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/console", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/start/more", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces//virtualmachines/vm1/start", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines//start", 404},
+	}
+	for _, tc := range cases {
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, httptest.NewRequest(http.MethodPut, tc.path, nil))
+		if w.Code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.path, w.Code, tc.want)
+		}
+	}
+	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("dispatched (-want +got):\n%s", diff)
+	}
+}

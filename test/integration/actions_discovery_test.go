@@ -1,0 +1,60 @@
+package integration
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/discovery"
+
+	"github.com/nativevirt/nativevirt/test/integration/framework"
+)
+
+// TestActionDiscovery: both groups advertise every action with the verb RBAC checks, through
+// the aggregated discovery that kubectl and client-go use.
+func TestActionDiscovery(t *testing.T) {
+	srv := framework.Start(t, "")
+	dc, err := discovery.NewDiscoveryClientForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"virtualmachines/start":              "update",
+		"virtualmachines/stop":               "update",
+		"virtualmachines/restart":            "update",
+		"virtualmachines/migrate":            "update",
+		"virtualmachineinstances/pause":      "update",
+		"virtualmachineinstances/unpause":    "update",
+		"virtualmachineinstances/softreboot": "update",
+		"virtualmachineinstances/console":    "get",
+		"virtualmachineinstances/vnc":        "get",
+	}
+	for _, gv := range []string{"kubevirt.io/v1", "kubevirt.io/v1alpha3", "subresources.kubevirt.io/v1"} {
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatalf("%s: %v", gv, err)
+		}
+		got := map[string]string{}
+		var topLevel []string
+		for _, r := range list.APIResources {
+			if _, ok := want[r.Name]; ok {
+				verbs := append([]string(nil), r.Verbs...)
+				sort.Strings(verbs)
+				got[r.Name] = strings.Join(verbs, ",")
+				if !r.Namespaced {
+					t.Errorf("%s %s is not namespaced", gv, r.Name)
+				}
+			}
+			if gv == "subresources.kubevirt.io/v1" && !strings.Contains(r.Name, "/") {
+				topLevel = append(topLevel, r.Name)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s actions (-want +got):\n%s", gv, diff)
+		}
+		if len(topLevel) > 0 {
+			t.Errorf("%s advertises top-level resources %v; kubectl api-resources would list them", gv, topLevel)
+		}
+	}
+}
