@@ -77,7 +77,9 @@ func age(d time.Duration) vmiOpt {
 
 func orphan() vmiOpt { return func(v *kubevirtv1.VirtualMachineInstance) { v.OwnerReferences = nil } }
 
-func labelled(l map[string]string) vmiOpt { return func(v *kubevirtv1.VirtualMachineInstance) { v.Labels = l } }
+func labelled(l map[string]string) vmiOpt {
+	return func(v *kubevirtv1.VirtualMachineInstance) { v.Labels = l }
+}
 
 func deleting() vmiOpt {
 	return func(v *kubevirtv1.VirtualMachineInstance) { t := metav1.NewTime(testNow); v.DeletionTimestamp = &t }
