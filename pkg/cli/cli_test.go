@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// recorded is one request the fake server saw.
+type recorded struct {
+	Method, Path string
+	Body         map[string]any
+}
+
+func fakeServer(t *testing.T, code int, reply string) (*httptest.Server, *[]recorded) {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []recorded
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		rec := recorded{Method: r.Method, Path: r.URL.Path}
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &rec.Body); err != nil {
+				t.Errorf("body %q is not JSON: %v", raw, err)
+			}
+		}
+		mu.Lock()
+		seen = append(seen, rec)
+		mu.Unlock()
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
+
+func run(t *testing.T, server string, args ...string) (string, error) {
+	t.Helper()
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent"))
+	var out, errOut bytes.Buffer
+	cmd := NewCommand("nativevirt", IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs(append([]string{"--server", server, "--insecure-skip-tls-verify", "--token", "t"}, args...))
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestCommandsCallVirtctlPaths(t *testing.T) {
+	const sub = "/apis/subresources.kubevirt.io/v1/namespaces/"
+	cases := []struct {
+		args []string
+		want recorded
+	}{
+		{[]string{"start", "vm1"}, recorded{"PUT", sub + "default/virtualmachines/vm1/start", map[string]any{}}},
+		{[]string{"start", "vm1", "-n", "prod", "--dry-run"}, recorded{"PUT", sub + "prod/virtualmachines/vm1/start", map[string]any{"dryRun": []any{"All"}}}},
+		{[]string{"start", "vm1", "--paused"}, recorded{"PUT", sub + "default/virtualmachines/vm1/start", map[string]any{"paused": true}}},
+		{[]string{"stop", "vm1"}, recorded{"PUT", sub + "default/virtualmachines/vm1/stop", map[string]any{}}},
+		{[]string{"stop", "vm1", "--force", "--grace-period=0"}, recorded{"PUT", sub + "default/virtualmachines/vm1/stop", map[string]any{"gracePeriod": float64(0)}}},
+		{[]string{"restart", "vm1", "--namespace=ns2"}, recorded{"PUT", sub + "ns2/virtualmachines/vm1/restart", map[string]any{}}},
+		{[]string{"restart", "vm1", "--force", "--grace-period", "0"}, recorded{"PUT", sub + "default/virtualmachines/vm1/restart", map[string]any{"gracePeriodSeconds": float64(0)}}},
+		{[]string{"migrate", "vm1", "--added-node-selector", "zone=b"}, recorded{"PUT", sub + "default/virtualmachines/vm1/migrate", map[string]any{"addedNodeSelector": map[string]any{"zone": "b"}}}},
+		{[]string{"pause", "vm", "vm1"}, recorded{"PUT", sub + "default/virtualmachineinstances/vm1/pause", map[string]any{}}},
+		{[]string{"unpause", "vmi", "vmi1", "--dry-run"}, recorded{"PUT", sub + "default/virtualmachineinstances/vmi1/unpause", map[string]any{"dryRun": []any{"All"}}}},
+		{[]string{"softreboot", "vmi1"}, recorded{"PUT", sub + "default/virtualmachineinstances/vmi1/softreboot", nil}},
+	}
+	for _, tc := range cases {
+		srv, seen := fakeServer(t, http.StatusAccepted, "")
+		out, err := run(t, srv.URL, tc.args...)
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if !strings.Contains(out, "was scheduled to") {
+			t.Errorf("%v: output %q", tc.args, out)
+		}
+		if diff := cmp.Diff([]recorded{tc.want}, *seen); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
+		}
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	srv, seen := fakeServer(t, http.StatusConflict,
+		`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"VM is already running","reason":"Conflict","code":409}`)
+	cases := []struct {
+		args    []string
+		wantErr string
+		sent    bool
+	}{
+		{[]string{"start", "vm1"}, "VM is already running", true},
+		{[]string{"stop", "vm1", "--grace-period=3"}, "--grace-period needs --force", false},
+		{[]string{"stop", "vm1", "--force"}, "--force needs --grace-period", false},
+		{[]string{"stop", "vm1", "--force", "--grace-period=-5"}, "0 or more", false},
+		{[]string{"restart", "vm1", "--force", "--grace-period=5"}, "--grace-period=0", false},
+		{[]string{"restart", "vm1", "--grace-period=0"}, "needs --force", false},
+		{[]string{"pause", "pod", "x"}, "use vm or vmi", false},
+		{[]string{"start"}, "accepts 1 arg", false},
+	}
+	for _, tc := range cases {
+		before := len(*seen)
+		_, err := run(t, srv.URL, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.wantErr)
+		}
+		if sent := len(*seen) > before; sent != tc.sent {
+			t.Errorf("%v: request sent = %v, want %v", tc.args, sent, tc.sent)
+		}
+	}
+}
+
+func TestEscapeReader(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+	}{
+		{"hello", "hello"},
+		{"ls\r\x1dignored", "ls\r"},
+		{"\x1d", ""},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		got, err := io.ReadAll(&escapeReader{r: strings.NewReader(tc.in)})
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestCommandName(t *testing.T) {
+	cases := map[string]string{
+		"/usr/local/bin/nativevirt":         "nativevirt",
+		"/usr/local/bin/kubectl-nativevirt": "kubectl nativevirt",
+		"kubectl-native_virt":               "kubectl native-virt",
+	}
+	for in, want := range cases {
+		if got := commandName(in); got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/websocket"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// subresourcesPath is virtctl's path of an action.
+func subresourcesPath(namespace, resource, name, action string) string {
+	return fmt.Sprintf("/apis/subresources.kubevirt.io/v1/namespaces/%s/%s/%s/%s",
+		url.PathEscape(namespace), resource, url.PathEscape(name), action)
+}
+
+// client calls the subresources of one namespace.
+type client struct {
+	cfg       *rest.Config
+	http      *http.Client
+	namespace string
+}
+
+func newClient(cfg *rest.Config, namespace string) (*client, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &client{cfg: cfg, http: hc, namespace: namespace}, nil
+}
+
+// url joins the server address (which may carry a path prefix) and path.
+func (c *client) url(path string, query url.Values) (*url.URL, error) {
+	host := c.cfg.Host
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("server address %q: %w", c.cfg.Host, err)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = query.Encode()
+	return u, nil
+}
+
+// put sends an action with a JSON options body (nil: no body).
+func (c *client) put(ctx context.Context, resource, name, action string, body any) error {
+	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), nil)
+	if err != nil {
+		return err
+	}
+	var reader io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		reader = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), reader)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	return statusError(resp)
+}
+
+// statusError turns an error response into the server's message.
+func statusError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
+	var st metav1.Status
+	if json.Unmarshal(raw, &st) == nil && st.Message != "" {
+		return fmt.Errorf("%s (%d %s)", st.Message, resp.StatusCode, st.Reason)
+	}
+	msg := strings.TrimSpace(string(raw))
+	if msg == "" {
+		msg = resp.Status
+	}
+	return fmt.Errorf("server answered %d: %s", resp.StatusCode, msg)
+}
+
+// dial opens a console or vnc stream of an instance, authenticated like every other request
+// of the kubeconfig (tokens, client certificates, exec plugins, impersonation).
+func (c *client) dial(ctx context.Context, name string, action streams.Action) (*websocket.Conn, error) {
+	u, err := c.url(subresourcesPath(c.namespace, "virtualmachineinstances", name, string(action)), nil)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := rest.TLSConfigFor(c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &wsDialer{tls: tlsConfig}
+	rt, err := rest.HTTPWrappersForConfig(c.cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		if resp != nil && resp.StatusCode >= 300 {
+			return nil, statusError(resp)
+		}
+		return nil, fmt.Errorf("connecting to the %s of %s: %w", action, name, err)
+	}
+	return d.conn, nil
+}
+
+// wsDialer is the innermost round tripper of a stream: client-go's wrappers add the
+// credentials to the request, then it performs the WebSocket handshake with them.
+type wsDialer struct {
+	tls  *tls.Config
+	conn *websocket.Conn
+}
+
+// RoundTrip dials the WebSocket; on success the connection is kept in d.conn.
+func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
+	conn, resp, err := streams.Dial(req.Context(), req.URL.String(), d.tls, req.Header)
+	if err != nil {
+		return resp, err
+	}
+	d.conn = conn
+	return resp, nil
+}

@@ -1,0 +1,89 @@
+// Package cli is the `nativevirt` command (also usable as the kubectl plugin `kubectl
+// nativevirt` when installed as kubectl-nativevirt): VM lifecycle actions, pause/unpause, the
+// serial console and a local VNC proxy. It calls the subresources.kubevirt.io/v1 paths exactly as
+// KubeVirt's virtctl does, so it works against KubeVirt as well as NativeVirt.
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// IOStreams are the command's standard streams.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// StdStreams are the process's streams.
+func StdStreams() IOStreams {
+	return IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// options are the connection flags every command shares (kubectl's names).
+type options struct {
+	loading   *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+	streams   IOStreams
+}
+
+// client resolves the kubeconfig into a REST config and namespace.
+func (o *options) client() (*client, error) {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	return newClient(cfg, ns)
+}
+
+// commandName is "kubectl nativevirt" when the binary runs as a kubectl plugin.
+func commandName(argv0 string) string {
+	base := filepath.Base(argv0)
+	if strings.HasPrefix(base, "kubectl-") {
+		return "kubectl " + strings.ReplaceAll(strings.TrimPrefix(base, "kubectl-"), "_", "-")
+	}
+	return "nativevirt"
+}
+
+// NewCommand builds the command tree. argv0 names the binary (for help texts).
+func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
+	o := &options{
+		loading:   clientcmd.NewDefaultClientConfigLoadingRules(),
+		overrides: &clientcmd.ConfigOverrides{},
+		streams:   streams,
+	}
+	name := commandName(argv0)
+	root := &cobra.Command{
+		Use:   name,
+		Short: "Control NativeVirt (and KubeVirt) virtual machines",
+		Long: name + " starts, stops, restarts, migrates, pauses and unpauses virtual machines and opens their " +
+			"serial console or a local VNC proxy. It talks to the subresources.kubevirt.io API, like virtctl. " +
+			"Installed as kubectl-nativevirt it is the kubectl plugin `kubectl nativevirt`.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	fs := root.PersistentFlags()
+	fs.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "Path to the kubeconfig file to use.")
+	clientcmd.BindOverrideFlags(o.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+
+	root.AddCommand(
+		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o),
+		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
+		newConsoleCommand(o), newVNCCommand(o),
+	)
+	return root
+}

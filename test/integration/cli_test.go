@@ -1,0 +1,160 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/cli"
+	"github.com/nativevirt/nativevirt/pkg/streams"
+	"github.com/nativevirt/nativevirt/test/integration/framework"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runCLI runs the nativevirt command against srv.
+func runCLI(t *testing.T, srv *framework.Server, in io.Reader, out io.Writer, args ...string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return runCLIContext(ctx, t, srv, in, out, args...)
+}
+
+func runCLIContext(ctx context.Context, t *testing.T, srv *framework.Server, in io.Reader, out io.Writer, args ...string) error {
+	t.Helper()
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent"))
+	var errOut bytes.Buffer
+	cmd := cli.NewCommand("nativevirt", cli.IOStreams{In: in, Out: out, ErrOut: &errOut})
+	cmd.SetArgs(append([]string{"--server", srv.Config.Host, "--insecure-skip-tls-verify", "--token", "x", "-n", ns}, args...))
+	return cmd.ExecuteContext(ctx)
+}
+
+// TestCLI: the nativevirt command against the real server: lifecycle actions change the VM,
+// refusals come back with the server's message, and the console carries bytes both ways
+// through the apiserver and a node agent.
+func TestCLI(t *testing.T) {
+	w := startStreamWorld(t, streams.APIServerCommonName)
+	c := w.srv.Clientset(t)
+	ctx := context.Background()
+	makeVM(t, c, "cli-vm", vmState{runStrategy: kubevirtv1.RunStrategyHalted})
+
+	var out bytes.Buffer
+	if err := runCLI(t, w.srv, strings.NewReader(""), &out, "start", "cli-vm"); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	vm, err := c.KubevirtV1().VirtualMachines(ns).Get(ctx, "cli-vm", metav1.GetOptions{})
+	if err != nil || vm.Spec.RunStrategy == nil || *vm.Spec.RunStrategy != kubevirtv1.RunStrategyAlways {
+		t.Fatalf("after start: %v, %v", vm.Spec.RunStrategy, err)
+	}
+	if err := runCLI(t, w.srv, strings.NewReader(""), &out, "restart", "cli-vm"); err == nil || !strings.Contains(err.Error(), "VM is not running") {
+		t.Errorf("restart without instance: %v, want the server's 409 message", err)
+	}
+
+	vmi := makeVMI(t, c, "cli-vm", kubevirtv1.Running, false)
+	w.agent.run(vmi.Name, vmi.UID)
+	if err := runCLI(t, w.srv, strings.NewReader(""), &out, "pause", "vm", "cli-vm"); err != nil {
+		t.Errorf("pause: %v", err)
+	}
+
+	stdin, typer := io.Pipe()
+	var screen syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runCLI(t, w.srv, stdin, &screen, "console", "cli-vm") }()
+	if _, err := io.WriteString(typer, "echo hi\r"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(screen.String(), "echo hi\r") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := screen.String(); got != "echo hi\r" {
+		t.Errorf("console screen %q, want the echo of what was typed", got)
+	}
+	_, _ = typer.Write([]byte{0x1d}) // Ctrl+]
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("console: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("console did not end on Ctrl+]")
+	}
+}
+
+// TestCLIVNCProxy: `nativevirt vnc --proxy-only` prints its port and carries a local TCP
+// connection to the node agent's VNC stream.
+func TestCLIVNCProxy(t *testing.T) {
+	w := startStreamWorld(t, streams.APIServerCommonName)
+	c := w.srv.Clientset(t)
+	vmi := makeVMI(t, c, "vnc-vm", kubevirtv1.Running, false)
+	w.agent.run(vmi.Name, vmi.UID)
+	makeVMI(t, c, "stopped-vm", kubevirtv1.Succeeded, false)
+
+	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "vnc", "stopped-vm", "--proxy-only"); err == nil || !strings.Contains(err.Error(), "VMI is not running") {
+		t.Errorf("vnc of a stopped VMI: %v, want the 409 message", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "vnc", "vnc-vm", "--proxy-only") }()
+	var port struct{ Port int }
+	deadline := time.Now().Add(10 * time.Second)
+	for json.Unmarshal([]byte(out.String()), &port) != nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if port.Port == 0 {
+		cancel()
+		t.Fatalf("no port printed: %q", out.String())
+	}
+	for i := 0; i < 2; i++ { // the pre-dialled stream, then a fresh one
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port.Port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("RFB 003.008\n#%d", i)
+		_, _ = io.WriteString(conn, want)
+		got := make([]byte, len(want))
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
+			t.Errorf("connection %d: %q, %v; want %q", i, got, err, want)
+		}
+		_ = conn.Close()
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("vnc: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("vnc proxy did not stop")
+	}
+}
