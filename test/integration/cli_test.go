@@ -124,7 +124,9 @@ func TestCLIVNCProxy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "vnc", "vnc-vm", "--proxy-only") }()
+	go func() {
+		done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "vnc", "vnc-vm", "--proxy-only")
+	}()
 	var port struct{ Port int }
 	deadline := time.Now().Add(10 * time.Second)
 	for json.Unmarshal([]byte(out.String()), &port) != nil && time.Now().Before(deadline) {
