@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/sets"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
@@ -71,5 +72,39 @@ func TestActionsRouting(t *testing.T) {
 	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1"}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("dispatched (-want +got):\n%s", diff)
+	}
+}
+
+// TestActionAuthorizationAttributes: the filter chain authorizes every action as its own
+// subresource with the verb of its method, in both groups, so RBAC rules such as
+// {apiGroups: [subresources.kubevirt.io], resources: [virtualmachines/start], verbs: [update]}
+// grant exactly that action.
+func TestActionAuthorizationAttributes(t *testing.T) {
+	f := &apirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	type attrs struct{ Group, Resource, Subresource, Verb, Namespace, Name string }
+	cases := []struct {
+		method, path string
+		want         attrs
+	}{
+		{http.MethodPut, "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachines/vm/start",
+			attrs{"subresources.kubevirt.io", "virtualmachines", "start", "update", "ns", "vm"}},
+		{http.MethodPut, "/apis/kubevirt.io/v1/namespaces/ns/virtualmachines/vm/stop",
+			attrs{"kubevirt.io", "virtualmachines", "stop", "update", "ns", "vm"}},
+		{http.MethodPut, "/apis/kubevirt.io/v1alpha3/namespaces/ns/virtualmachineinstances/vmi/pause",
+			attrs{"kubevirt.io", "virtualmachineinstances", "pause", "update", "ns", "vmi"}},
+		{http.MethodGet, "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachineinstances/vmi/console",
+			attrs{"subresources.kubevirt.io", "virtualmachineinstances", "console", "get", "ns", "vmi"}},
+		{http.MethodGet, "/apis/kubevirt.io/v1/namespaces/ns/virtualmachineinstances/vmi/vnc",
+			attrs{"kubevirt.io", "virtualmachineinstances", "vnc", "get", "ns", "vmi"}},
+	}
+	for _, tc := range cases {
+		info, err := f.NewRequestInfo(httptest.NewRequest(tc.method, tc.path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := attrs{info.APIGroup, info.Resource, info.Subresource, info.Verb, info.Namespace, info.Name}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s %s (-want +got):\n%s", tc.method, tc.path, diff)
+		}
 	}
 }
