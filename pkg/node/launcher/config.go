@@ -65,6 +65,8 @@ func WriteConfigs(o *Options) (string, error) {
 // filesystem; libvirt creates most of them, but not all of their parents.
 var stateDirs = []string{
 	"/run/libvirt",
+	// libvirt locks the console's pty with a lock file in /var/lock (-> /run/lock).
+	"/run/lock",
 	"/var/lib/libvirt/qemu",
 	"/var/cache/libvirt/qemu",
 	"/var/log/libvirt/qemu",
