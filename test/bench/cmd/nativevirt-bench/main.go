@@ -1,0 +1,191 @@
+// Command nativevirt-bench runs NativeVirt's benchmarks (make bench) against the local cluster
+// of hack/cluster: the API path side by side (aggregated, direct, CRD), scale, the control plane
+// and the console. It prints one table per suite and writes _output/bench/<suite>.json and
+// _output/bench/summary.md. BENCH_QUICK=1 (or -quick) runs smaller counts in under 3 minutes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nativevirt/nativevirt/test/bench"
+)
+
+// sizes are the counts of one run.
+type sizes struct {
+	api   bench.APIPathConfig
+	scale bench.ScaleConfig
+	cp    bench.ControlPlaneConfig
+}
+
+var (
+	full = sizes{
+		api:   bench.APIPathConfig{Clients: []int{1, 16}, Creates: 500, Gets: 2000, Lists: 40, WatchEvents: 300},
+		scale: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32},
+		cp:    bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20},
+	}
+	quick = sizes{
+		api:   bench.APIPathConfig{Clients: []int{1, 16}, Creates: 100, Gets: 400, Lists: 10, WatchEvents: 100},
+		scale: bench.ScaleConfig{VMs: 1000, Namespaces: 10, Workers: 32},
+		cp:    bench.ControlPlaneConfig{Burst: 10, Interval: 100 * time.Millisecond, RunningBurst: 5},
+	}
+	allSuites = []string{"api-path", "scale", "control-plane", "console"}
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	quickMode := flag.Bool("quick", os.Getenv("BENCH_QUICK") == "1", "smaller counts (also BENCH_QUICK=1)")
+	out := flag.String("out", "_output/bench", "directory of the JSON results and summary.md")
+	suites := flag.String("suites", strings.Join(allSuites, ","), "suites to run, comma-separated")
+	mode := flag.String("mode", envOr("NV_BENCH_MODE", bench.ModeAuto),
+		"how to reach nativevirt-apiserver: auto (the deployment, deployed if missing), deployed, process (a process of this machine)")
+	keep := flag.Bool("keep-cluster", os.Getenv("NV_BENCH_KEEP_CLUSTER") == "1", "leave a cluster this run started running")
+	scaleVMs := flag.Int("scale-vms", 0, "override the number of VMs of the scale suite")
+	flag.Parse()
+
+	sz := full
+	if *quickMode {
+		sz = quick
+	}
+	if *scaleVMs > 0 {
+		sz.scale.VMs = *scaleVMs
+	}
+	wanted := strings.Split(*suites, ",")
+	for _, s := range wanted {
+		if !slices.Contains(allSuites, s) {
+			fmt.Fprintf(os.Stderr, "unknown suite %q (have %s)\n", s, strings.Join(allSuites, ", "))
+			return 2
+		}
+	}
+	outDir, err := filepath.Abs(*out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	started := time.Now()
+	machine := bench.ReadMachine()
+	fmt.Printf("nativevirt-bench: %s; quick=%v\n", machine, *quickMode)
+
+	env, err := bench.Setup(ctx, bench.Options{Mode: *mode, WorkDir: filepath.Join(outDir, "work"), KeepCluster: *keep})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if env != nil {
+			if err := env.Close(cctx); err != nil {
+				fmt.Fprintln(os.Stderr, "clean-up:", err)
+			}
+		}
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "setup:", err)
+		return 1
+	}
+	fmt.Printf("nativevirt-apiserver: %s\n", env.Server.Describe)
+
+	var results []*bench.Result
+	failed := false
+	do := func(name string, fn func() (*bench.Result, error)) {
+		if !slices.Contains(wanted, name) || ctx.Err() != nil {
+			return
+		}
+		t0, load := time.Now(), bench.LoadAverage()
+		r, err := fn()
+		if r == nil {
+			r = &bench.Result{Suite: name, Title: name}
+		}
+		r.Suite, r.Machine, r.Started, r.Quick = name, machine, t0, *quickMode
+		r.Seconds, r.LoadBefore, r.LoadAfter = time.Since(t0).Seconds(), load, bench.LoadAverage()
+		r.Notes = append(r.Notes, env.Server.Notes...)
+		if r.Setup == nil {
+			r.Setup = map[string]string{}
+		}
+		r.Setup["nativevirt-apiserver"] = env.Server.Describe
+		if err != nil {
+			failed = true
+			r.Note("FAILED: %v", err)
+		}
+		r.Print(os.Stdout)
+		if err := r.Write(outDir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			failed = true
+		}
+		results = append(results, r)
+	}
+
+	targets := []bench.Target{
+		{Name: bench.Aggregated, Label: "kube-apiserver → APIService → nativevirt-apiserver", Config: env.Kube, Resource: bench.VMResource},
+		{Name: bench.Direct, Label: "nativevirt-apiserver directly", Config: env.Direct, Resource: bench.VMResource},
+		{Name: bench.CRD, Label: "CRD " + bench.CRDResource.GroupResource().String() + " on kube-apiserver", Config: env.Kube, Resource: bench.CRDResource},
+	}
+	do("api-path", func() (*bench.Result, error) {
+		n, err := env.InstallCRD(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("CRD target: %w", err)
+		}
+		r, err := bench.RunAPIPath(ctx, env, sz.api, targets)
+		if r != nil {
+			r.Setup["CRD schema"] = fmt.Sprintf("%d bytes of structural schema generated from /openapi/v3/apis/kubevirt.io/v1", n)
+		}
+		return r, err
+	})
+	do("scale", func() (*bench.Result, error) { return bench.RunScale(ctx, env, sz.scale, targets[:2]) })
+	do("control-plane", func() (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
+	do("console", func() (*bench.Result, error) { return bench.RunConsole(ctx, env) })
+
+	if err := writeSummary(outDir, machine, started, *quickMode, results); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		failed = true
+	}
+	fmt.Printf("\nnativevirt-bench: %.0f s; results in %s\n", time.Since(started).Seconds(), outDir)
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "interrupted")
+		return 1
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// writeSummary writes summary.md: the machine and every suite's table, for docs/performance.md.
+func writeSummary(dir string, m bench.Machine, started time.Time, quick bool, results []*bench.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		return err
+	}
+	kind := "full run (make bench)"
+	if quick {
+		kind = "quick run (BENCH_QUICK=1 make bench)"
+	}
+	fmt.Fprintf(f, "Results of a %s started %s, %.0f s in all.\n\n", kind, started.UTC().Format(time.RFC3339), time.Since(started).Seconds())
+	fmt.Fprintf(f, "Machine: %s.\n\n", m)
+	for _, r := range results {
+		r.Markdown(f)
+	}
+	return errors.Join(f.Close())
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Deployed components the control-plane and console suites need.
+const (
+	controllerName = "nativevirt-controller"
+	handlerName    = "nativevirt-handler"
+)
+
+// VMIResource is the kubevirt.io VirtualMachineInstance resource.
+var VMIResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
+
+// controllerReady reports whether a Deployment nativevirt-controller has a ready replica in any
+// namespace; the string says why not.
+func (e *Env) controllerReady(ctx context.Context) (bool, string) {
+	ds, err := e.KubeClient.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + controllerName})
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, d := range ds.Items {
+		if d.Status.ReadyReplicas > 0 {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s/%s has no ready replica", d.Namespace, d.Name)
+	}
+	return false, controllerName + " not deployed"
+}
+
+// handlerReady reports whether a DaemonSet nativevirt-handler has a ready pod.
+func (e *Env) handlerReady(ctx context.Context) (bool, string) {
+	ds, err := e.KubeClient.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + handlerName})
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, d := range ds.Items {
+		if d.Status.NumberReady > 0 {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s/%s has no ready pod", d.Namespace, d.Name)
+	}
+	return false, handlerName + " (node agent) not deployed"
+}
+
+// smallVM is a running VirtualMachine as small as the demo guest allows: the control plane is
+// measured, not the guest. Grace period 0 so that clean-up does not wait for a shutdown.
+const smallVM = `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+  labels:
+    app.kubernetes.io/managed-by: nativevirt-bench
+spec:
+  runStrategy: Always
+  template:
+    metadata:
+      labels:
+        kubevirt.io/vm: %[1]s
+    spec:
+      terminationGracePeriodSeconds: 0
+      domain:
+        cpu:
+          cores: 1
+        memory:
+          guest: 64Mi
+        devices:
+          disks:
+          - name: containerdisk
+            disk:
+              bus: virtio
+      volumes:
+      - name: containerdisk
+        containerDisk:
+          image: %[3]s
+          imagePullPolicy: IfNotPresent
+`
+
+// DemoDiskImage is the containerDisk of the demo guest (hack/images/build-demo-disk.sh).
+const DemoDiskImage = "localhost/nativevirt-demo-disk:dev"
+
+// smallVMObject renders smallVM.
+func smallVMObject(namespace, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	err := yaml.Unmarshal(fmt.Appendf(nil, smallVM, name, namespace, DemoDiskImage), &u.Object)
+	return u, err
+}

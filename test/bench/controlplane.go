@@ -1,0 +1,272 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ControlPlaneConfig sizes the control-plane suite.
+type ControlPlaneConfig struct {
+	// Burst VMs are created Interval apart and measured until their VMI is Scheduled.
+	Burst    int
+	Interval time.Duration
+	// RunningBurst VMs are created at once and measured until Running (needs the node agent).
+	RunningBurst int
+}
+
+// phaseRank orders the VMI phases a start goes through.
+var phaseRank = map[string]int{"": 0, "Pending": 1, "Scheduling": 2, "Scheduled": 3, "Running": 4, "Succeeded": 5}
+
+// startRun is the outcome of starting some VMs.
+type startRun struct {
+	dist    Dist
+	reached int
+	writes  map[string]float64 // kubevirt.io writes by resource, the benchmark's own creates removed
+	pods    float64            // pod writes on kube-apiserver
+	failure string
+}
+
+// RunControlPlane measures VM create → VMI Scheduled (pod bound) for 1 VM and for a burst of
+// VMs created cfg.Interval apart, with the API writes per VMI start; with the node agent also
+// create → Running for 1 VM on a warm node and for a burst. Without nativevirt-controller (or
+// the node agent) the rows say "not deployed".
+func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Result, error) {
+	res := &Result{Suite: "control-plane", Title: "Control plane: VM create → VMI Scheduled / Running"}
+	res.Columns = []string{"measurement", "VMs", "reached", "p50", "p95", "max", "writes/VMI"}
+	res.Setup = map[string]string{
+		"VM":     "runStrategy Always, 1 core, 64Mi guest, the demo containerDisk " + DemoDiskImage + ", grace period 0",
+		"writes": "kubevirt.io writes (POST/PUT/PATCH/APPLY/DELETE) counted by nativevirt-apiserver's apiserver_request_total before the first create and 1 s after the last VMI reached the phase, minus the benchmark's own VM creates, per VMI",
+	}
+	names := []struct {
+		label string
+		n     int
+		phase string
+		goal  string
+	}{
+		{"create → Scheduled, 1 VM", 1, "Scheduled", ""},
+		{fmt.Sprintf("create → Scheduled, %d VMs %s apart", cfg.Burst, cfg.Interval), cfg.Burst, "Scheduled", ""},
+		{"create → Running, 1 VM on a warm node", 1, "Running", "p50 ≤ 1 s"},
+		{fmt.Sprintf("create → Running, burst of %d", cfg.RunningBurst), cfg.RunningBurst, "Running", "p95 ≤ 10 s"},
+	}
+	ctrlOK, why := e.controllerReady(ctx)
+	handlerOK, whyHandler := e.handlerReady(ctx)
+	skip := func(i int, reason string) {
+		n := names[i]
+		res.AddRow(n.label, strconv.Itoa(n.n), "not deployed: "+reason, "-", "-", "-", "-")
+		if n.goal != "" {
+			res.Targets = append(res.Targets, Skipped(n.label, n.goal, "not deployed"))
+		}
+		if i < 2 {
+			res.Targets = append(res.Targets, Skipped(n.label+": API writes per VMI start", "≤ 3", "not deployed"))
+		}
+	}
+	if !ctrlOK {
+		for i := range names {
+			skip(i, why)
+		}
+		return res, nil
+	}
+	const ns = "bench-control-plane"
+	if err := e.Namespace(ctx, ns); err != nil {
+		return res, err
+	}
+	var records []map[string]any
+	defer func() { res.Records = records }()
+	for i, n := range names {
+		if n.phase == "Running" && !handlerOK {
+			skip(i, whyHandler)
+			continue
+		}
+		interval := time.Duration(0)
+		if i == 1 {
+			interval = cfg.Interval
+		}
+		if i == 2 {
+			// Warm the node: the launcher and disk images are in containerd's cache, the
+			// measured start is the second one.
+			if _, err := startVMs(ctx, e, ns, "warm", 1, 0, "Running", false); err != nil {
+				return res, err
+			}
+		}
+		e.Logf("control-plane: %s", n.label)
+		// With the node agent every Scheduled VMI goes on to boot a guest: a burst deletes each
+		// VM once measured, so that the node is not asked to run them all at once.
+		deleteEarly := i == 1 && handlerOK
+		r, err := startVMs(ctx, e, ns, fmt.Sprintf("cp%d", i), n.n, interval, n.phase, deleteEarly)
+		if err != nil {
+			return res, err
+		}
+		perVMI := "-"
+		if n.phase == "Scheduled" && r.reached > 0 && r.writes != nil {
+			total := 0.0
+			for _, v := range r.writes {
+				total += v
+			}
+			w := total / float64(n.n)
+			perVMI = fmt.Sprintf("%.1f (+%.1f pod)", w, r.pods/float64(n.n))
+			res.Targets = append(res.Targets, NewCheck(n.label+": API writes per VMI start", "≤ 3", fmt.Sprintf("%.1f", w), w <= 3))
+		}
+		res.AddRow(n.label, strconv.Itoa(n.n), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
+		if r.failure != "" {
+			res.Note("%s: %s", n.label, r.failure)
+		}
+		switch n.goal {
+		case "p50 ≤ 1 s":
+			res.Targets = append(res.Targets, NewCheck(n.label, n.goal, FmtMs(r.dist.P50Ms)+" ms", r.reached == n.n && r.dist.P50Ms <= 1000))
+		case "p95 ≤ 10 s":
+			res.Targets = append(res.Targets, NewCheck(n.label, n.goal, FmtMs(r.dist.P95Ms)+" ms", r.reached == n.n && r.dist.P95Ms <= 10000))
+		}
+		records = append(records, map[string]any{"measurement": n.label, "vms": n.n, "phase": n.phase, "reached": r.reached,
+			"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods})
+	}
+	return res, nil
+}
+
+// startVMs creates n small VMs interval apart, waits until each VMI reached phase (or failed),
+// counts the API writes meanwhile, then deletes the VMs and waits until their VMIs are gone.
+// deleteEarly deletes each VM as soon as its VMI reached phase; the writes are then not counted
+// (the deletions' writes would be mixed in).
+func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval time.Duration, phase string, deleteEarly bool) (startRun, error) {
+	var out startRun
+	c, err := NewClient(e.Kube)
+	if err != nil {
+		return out, err
+	}
+	vmis := c.Resource(VMIResource).Namespace(ns)
+	vms := c.Resource(VMResource).Namespace(ns)
+	l, err := vmis.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return out, err
+	}
+	w, err := vmis.Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
+	if err != nil {
+		return out, err
+	}
+	defer w.Stop()
+	beforeKV, beforePods, err := writeCounters(ctx, e)
+	if err != nil {
+		return out, err
+	}
+
+	var mu sync.Mutex
+	created := map[string]time.Time{}
+	reached := map[string]time.Duration{}
+	failed := map[string]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+				continue
+			}
+			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			mu.Lock()
+			t0, ok := created[u.GetName()]
+			if _, seen := reached[u.GetName()]; ok && !seen {
+				if p == "Failed" {
+					failed[u.GetName()] = "VMI Failed"
+				} else if phaseRank[p] >= phaseRank[phase] {
+					reached[u.GetName()] = now.Sub(t0)
+					if deleteEarly {
+						go func(name string) { _ = vms.Delete(ctx, name, metav1.DeleteOptions{}) }(u.GetName())
+					}
+				}
+			}
+			all := len(reached)+len(failed) == n
+			mu.Unlock()
+			if all {
+				return
+			}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%03d", prefix, i)
+		o, err := smallVMObject(ns, name)
+		if err != nil {
+			return out, err
+		}
+		mu.Lock()
+		created[name] = time.Now()
+		mu.Unlock()
+		if _, err := vms.Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			return out, fmt.Errorf("create VM %s: %w", name, err)
+		}
+		if interval > 0 && i < n-1 {
+			time.Sleep(interval)
+		}
+	}
+	timeout := 2*time.Minute + time.Duration(n)*time.Second
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		out.failure = fmt.Sprintf("timed out after %s", timeout)
+	case <-ctx.Done():
+		return out, ctx.Err()
+	}
+	time.Sleep(time.Second) // trailing status writes of the same start
+	afterKV, afterPods, err := writeCounters(ctx, e)
+	if err != nil {
+		return out, err
+	}
+	mu.Lock()
+	ds := make([]time.Duration, 0, len(reached))
+	for _, d := range reached {
+		ds = append(ds, d)
+	}
+	out.reached = len(reached)
+	if len(failed) > 0 {
+		out.failure += fmt.Sprintf(" %d VMIs Failed", len(failed))
+	}
+	mu.Unlock()
+	out.dist = Summarize(ds, 0, n-len(ds))
+	if !deleteEarly {
+		out.writes = Delta(beforeKV, afterKV)
+		out.writes["virtualmachines"] -= float64(n)
+		out.pods = afterPods - beforePods
+	}
+
+	// Clean up before the next measurement.
+	if err := vms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return out, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := vmis.List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && len(l.Items) == 0, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("VMIs of %s still there 5 min after their VMs were deleted", ns)
+	}
+	return out, nil
+}
+
+// writeCounters reads nativevirt-apiserver's kubevirt.io writes by resource and kube-apiserver's
+// pod writes.
+func writeCounters(ctx context.Context, e *Env) (map[string]float64, float64, error) {
+	b, err := GetRaw(ctx, e.Direct, "/metrics")
+	if err != nil {
+		return nil, 0, fmt.Errorf("nativevirt-apiserver metrics: %w", err)
+	}
+	s, err := ParseMetrics(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	kb, err := GetRaw(ctx, e.Kube, "/metrics")
+	if err != nil {
+		return nil, 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+	}
+	ks, err := ParseMetrics(kb)
+	if err != nil {
+		return nil, 0, err
+	}
+	return WritesByResource(s, "kubevirt.io"), WritesByResource(ks, "")["pods"] + WritesByResource(ks, "")["pods/binding"] + WritesByResource(ks, "")["pods/status"], nil
+}

@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+)
+
+// ScaleConfig sizes the scale suite.
+type ScaleConfig struct {
+	// VMs are created in each scenario: all in one namespace, then spread over Namespaces.
+	VMs, Namespaces int
+	// Workers create and delete concurrently.
+	Workers int
+}
+
+// ScaleRecord is one figure of the scale suite.
+type ScaleRecord struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Detail   string  `json:"detail,omitempty"`
+}
+
+// Goals of the issue.
+const (
+	listGoal = time.Second
+	rssGoal  = 400 << 20
+)
+
+// repeats is how often each read is measured; the median is reported.
+const repeats = 3
+
+// RunScale creates cfg.VMs VirtualMachines in one namespace, measures reading them back
+// (kubectl get vm -A, a paginated list, a watch delivering them all) and the server's memory
+// and etcd size, deletes them, and does the same with the VMs spread over cfg.Namespaces.
+// targets are (a) and (b); objects are created directly (b) because only reading is measured.
+func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*Result, error) {
+	res := &Result{Suite: "scale", Title: fmt.Sprintf("Scale: %d VirtualMachines", cfg.VMs)}
+	res.Columns = []string{"scenario", "measurement", "value", "goal"}
+	res.Setup = map[string]string{
+		"reads":   fmt.Sprintf("each read is run %d times; the median is shown", repeats),
+		"watch":   "a watch from resourceVersion 0 (served from the watch cache) until it delivered an ADDED event for every object",
+		"kubectl": "real kubectl from _output/bin, default output (server-side table, chunks of 500), through kube-apiserver",
+	}
+	var records []ScaleRecord
+	add := func(scenario, metric string, value float64, unit, detail string) {
+		records = append(records, ScaleRecord{Scenario: scenario, Metric: metric, Value: value, Unit: unit, Detail: detail})
+	}
+	defer func() { res.Records = records }()
+
+	if f, err := serverFootprint(ctx, e); err == nil {
+		res.AddRow("before", "nativevirt-apiserver RSS", f.String(), "")
+		res.AddRow("before", "etcd DB size", FmtMiB(f.db), "")
+		addFootprint(add, "before", f)
+	} else {
+		res.Note("server footprint unavailable: %v", err)
+	}
+	for _, nsCount := range []int{1, cfg.Namespaces} {
+		scenario := fmt.Sprintf("%d VMs in %d namespace", cfg.VMs, nsCount)
+		if nsCount > 1 {
+			scenario += "s"
+		}
+		e.Logf("scale: %s", scenario)
+		if err := runScaleScenario(ctx, e, cfg, targets, nsCount, scenario, res, add); err != nil {
+			return res, fmt.Errorf("%s: %w", scenario, err)
+		}
+	}
+	return res, nil
+}
+
+func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target, nsCount int, scenario string,
+	res *Result, add func(scenario, metric string, value float64, unit, detail string)) error {
+	namespaces := make([]string, nsCount)
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("bench-scale-%d-%03d", nsCount, i)
+		if err := e.Namespace(ctx, namespaces[i]); err != nil {
+			return err
+		}
+	}
+	direct := targets[1]
+	clients, err := direct.Clients(cfg.Workers)
+	if err != nil {
+		return err
+	}
+	b := VMBuilder{GroupVersion: direct.GroupVersion()}
+	d, err := RunOpsErr(ctx, cfg.Workers, cfg.VMs, func(ctx context.Context, w, i int) error {
+		ns := namespaces[i%nsCount]
+		o, err := b.Build(ns, fmt.Sprintf("vm-%05d", i), false)
+		if err != nil {
+			return err
+		}
+		_, err = clients[w].Resource(direct.Resource).Namespace(ns).Create(ctx, o, metav1.CreateOptions{})
+		return err
+	})
+	if d.Count != cfg.VMs {
+		return fmt.Errorf("created %d of %d VMs: %v", d.Count, cfg.VMs, err)
+	}
+	res.AddRow(scenario, fmt.Sprintf("create directly (%d clients)", cfg.Workers), fmt.Sprintf("%s/s, p99 %s ms", FmtOps(d.OpsPerSec), FmtMs(d.P99Ms)), "")
+	add(scenario, "create-rate", d.OpsPerSec, "1/s", "")
+
+	// kubectl get vm -A through kube-apiserver.
+	var kubectlTimes []time.Duration
+	lines := 0
+	for range repeats {
+		t0 := time.Now()
+		out, err := e.Cluster.Kubectl("get", "vm", "-A", "--no-headers")
+		if err != nil {
+			return err
+		}
+		kubectlTimes = append(kubectlTimes, time.Since(t0))
+		lines = strings.Count(out, "\n")
+	}
+	if lines < cfg.VMs {
+		return fmt.Errorf("kubectl get vm -A printed %d rows, want at least %d", lines, cfg.VMs)
+	}
+	kt := median(kubectlTimes)
+	res.AddRow(scenario, "kubectl get vm -A (wall)", FmtSeconds(kt), "")
+	add(scenario, "kubectl-get-vm-all", kt.Seconds(), "s", fmt.Sprintf("%d rows", lines))
+
+	scope, match := "", func(ns string) bool { return strings.HasPrefix(ns, fmt.Sprintf("bench-scale-%d-", nsCount)) }
+	scopeName := "all namespaces"
+	if nsCount == 1 {
+		scope, scopeName = namespaces[0], "the namespace"
+	}
+	for _, t := range targets {
+		c, err := t.Client()
+		if err != nil {
+			return err
+		}
+		r := c.Resource(t.Resource)
+		var ri dynamic.ResourceInterface = r
+		if scope != "" {
+			ri = r.Namespace(scope)
+		}
+		var paged, whole, watched []time.Duration
+		var pages int
+		for range repeats {
+			p, n, dur, err := listPaged(ctx, ri, 500)
+			if err != nil {
+				return err
+			}
+			if n < cfg.VMs {
+				return fmt.Errorf("(%s) paginated list returned %d objects, want at least %d", t.Name, n, cfg.VMs)
+			}
+			paged, pages = append(paged, dur), p
+			t0 := time.Now()
+			l, err := ri.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			whole = append(whole, time.Since(t0))
+			if len(l.Items) < cfg.VMs {
+				return fmt.Errorf("(%s) list returned %d objects, want at least %d", t.Name, len(l.Items), cfg.VMs)
+			}
+			wd, err := watchInitial(ctx, ri, cfg.VMs, match)
+			if err != nil {
+				return fmt.Errorf("(%s) watch: %w", t.Name, err)
+			}
+			watched = append(watched, wd)
+		}
+		pt := median(paged)
+		ok := pt <= listGoal
+		res.AddRow(scenario, fmt.Sprintf("(%s) paginated list of %s, limit=500 (%d pages)", t.Name, scopeName, pages), FmtSeconds(pt), "≤ 1 s")
+		res.Targets = append(res.Targets, NewCheck(fmt.Sprintf("%s: (%s) paginated list", scenario, t.Name), "≤ 1 s", FmtSeconds(pt), ok))
+		res.AddRow(scenario, fmt.Sprintf("(%s) list of %s in one response", t.Name, scopeName), FmtSeconds(median(whole)), "")
+		wt := median(watched)
+		res.AddRow(scenario, fmt.Sprintf("(%s) watch delivering %d ADDED events", t.Name, cfg.VMs), fmt.Sprintf("%s (%s events/s)", FmtSeconds(wt), FmtOps(float64(cfg.VMs)/wt.Seconds())), "")
+		add(scenario, "paginated-list-"+t.Name, pt.Seconds(), "s", fmt.Sprintf("%d pages", pages))
+		add(scenario, "list-"+t.Name, median(whole).Seconds(), "s", "")
+		add(scenario, "watch-"+t.Name, wt.Seconds(), "s", fmt.Sprintf("%d events", cfg.VMs))
+	}
+
+	f, err := serverFootprint(ctx, e)
+	if err != nil {
+		res.Note("%s: server footprint unavailable: %v", scenario, err)
+	} else {
+		res.AddRow(scenario, "nativevirt-apiserver RSS", f.String(), "≤ 400 MiB")
+		res.AddRow(scenario, "etcd DB size", FmtMiB(f.db), "")
+		res.Targets = append(res.Targets, NewCheck(scenario+": nativevirt-apiserver RSS", "≤ 400 MiB", FmtMiB(f.mem.RSS), f.mem.RSS <= rssGoal))
+		addFootprint(add, scenario, f)
+	}
+
+	e.Logf("scale: deleting %d VMs", cfg.VMs)
+	d, err = RunOpsErr(ctx, cfg.Workers, cfg.VMs, func(ctx context.Context, w, i int) error {
+		return clients[w].Resource(direct.Resource).Namespace(namespaces[i%nsCount]).Delete(ctx, fmt.Sprintf("vm-%05d", i), metav1.DeleteOptions{})
+	})
+	if d.Count != cfg.VMs {
+		return fmt.Errorf("deleted %d of %d VMs: %v", d.Count, cfg.VMs, err)
+	}
+	res.AddRow(scenario, fmt.Sprintf("delete directly (%d clients)", cfg.Workers), fmt.Sprintf("%s/s, p99 %s ms", FmtOps(d.OpsPerSec), FmtMs(d.P99Ms)), "")
+	add(scenario, "delete-rate", d.OpsPerSec, "1/s", "")
+	// The namespaces are empty now; Close waits for their deletion, which runs meanwhile.
+	for _, ns := range namespaces {
+		if err := e.KubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// footprint is the server's memory and storage at one moment.
+type footprint struct {
+	mem ProcMemory
+	// db is the embedded etcd's database file size.
+	db int64
+	// heap is go_memstats_heap_inuse_bytes of the server's /metrics (0 when unknown).
+	heap float64
+}
+
+// String is a table cell.
+func (f footprint) String() string {
+	s := fmt.Sprintf("%s (anon %s, file %s; peak %s)", FmtMiB(f.mem.RSS), FmtMiB(f.mem.Anon), FmtMiB(f.mem.File), FmtMiB(f.mem.HWM))
+	if f.heap > 0 {
+		s += "; Go heap in use " + FmtMiB(int64(f.heap))
+	}
+	return s
+}
+
+// serverFootprint reads the server's memory, its embedded etcd's database size and Go heap.
+func serverFootprint(ctx context.Context, e *Env) (footprint, error) {
+	var f footprint
+	pid, err := e.Server.PID()
+	if err != nil {
+		return f, err
+	}
+	if f.mem, err = ReadProcMemory(pid); err != nil {
+		return f, err
+	}
+	dir, err := DataDirOf(pid)
+	if err != nil {
+		return f, err
+	}
+	if f.db, _, err = EtcdDBSize(dir); err != nil {
+		return f, err
+	}
+	if b, err := GetRaw(ctx, e.Direct, "/metrics"); err == nil {
+		if samples, err := ParseMetrics(b); err == nil {
+			f.heap = SumBy(samples, "go_memstats_heap_inuse_bytes", nil, "")[""]
+		}
+	}
+	return f, nil
+}
+
+func addFootprint(add func(scenario, metric string, value float64, unit, detail string), scenario string, f footprint) {
+	add(scenario, "rss", float64(f.mem.RSS), "bytes", "VmRSS")
+	add(scenario, "rss-anon", float64(f.mem.Anon), "bytes", "RssAnon")
+	add(scenario, "rss-file", float64(f.mem.File), "bytes", "RssFile (binary, mmapped bbolt database)")
+	add(scenario, "rss-peak", float64(f.mem.HWM), "bytes", "VmHWM since the process started")
+	add(scenario, "go-heap-inuse", f.heap, "bytes", "go_memstats_heap_inuse_bytes")
+	add(scenario, "etcd-db", float64(f.db), "bytes", "member/snap/db")
+}
+
+// listPaged lists everything in pages of limit and returns the pages, the objects and the time.
+func listPaged(ctx context.Context, r dynamic.ResourceInterface, limit int64) (pages, items int, d time.Duration, err error) {
+	t0 := time.Now()
+	opts := metav1.ListOptions{Limit: limit}
+	for {
+		l, err := r.List(ctx, opts)
+		if err != nil {
+			return pages, items, 0, err
+		}
+		pages++
+		items += len(l.Items)
+		if l.GetContinue() == "" {
+			return pages, items, time.Since(t0), nil
+		}
+		opts.Continue = l.GetContinue()
+	}
+}
+
+// watchInitial opens a watch at resourceVersion 0 and returns the time until it delivered the
+// ADDED events of want objects whose namespace matches.
+func watchInitial(ctx context.Context, r dynamic.ResourceInterface, want int, match func(ns string) bool) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	w, err := r.Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	got := 0
+	for got < want {
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%d of %d events: %w", got, want, ctx.Err())
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return 0, fmt.Errorf("watch closed after %d of %d events", got, want)
+			}
+			if ev.Type != watch.Added {
+				continue
+			}
+			if m, ok := ev.Object.(metav1.Object); ok && match(m.GetNamespace()) {
+				got++
+			}
+		}
+	}
+	return time.Since(t0), nil
+}
+
+// median of a non-empty list (the lower middle for an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return Percentile(s, 50)
+}
