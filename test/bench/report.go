@@ -79,7 +79,9 @@ func Skipped(name, goal, reason string) Check {
 func (r *Result) AddRow(cells ...string) { r.Rows = append(r.Rows, cells) }
 
 // Note appends a note.
-func (r *Result) Note(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
+func (r *Result) Note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
 
 // Print writes the table, the targets and the notes as aligned text.
 func (r *Result) Print(w io.Writer) {
