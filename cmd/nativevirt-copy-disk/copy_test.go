@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,5 +158,28 @@ func TestRun(t *testing.T) {
 	got, err := os.ReadFile(dest)
 	if err != nil || string(got) != "bootable" {
 		t.Errorf("copy = %q, %v", got, err)
+	}
+}
+
+// TestStaticDependencies keeps the binary static whatever CGO_ENABLED says: it runs in
+// containerDisk images that have no libc, so it may only use standard packages that never
+// link C (no net, os/user or runtime/cgo).
+func TestStaticDependencies(t *testing.T) {
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var bad []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, std, _ := strings.Cut(line, " ")
+		switch {
+		case pkg == "github.com/nativevirt/nativevirt/cmd/nativevirt-copy-disk":
+		case std != "true", pkg == "runtime/cgo", pkg == "net", pkg == "os/user":
+			bad = append(bad, pkg)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("nativevirt-copy-disk depends on %v: it must stay a static, standard-library-only binary", bad)
 	}
 }
