@@ -4,7 +4,9 @@
 #   _output/images/demo-disk/disk.img   a raw disk: one FAT "superfloppy" (no partition table)
 #                                       with syslinux, the kernel and the initramfs; SeaBIOS boots it
 #   _output/images/demo-disk.tar        the image (FROM scratch layout: /disk/disk.img, 107:107)
-# and imports the image when the local cluster's containerd runs.
+#   _output/images/demo-kernel.tar      localhost/nativevirt-demo-kernel:dev, the same guest for
+#                                       kernelBoot: /boot/vmlinuz and /boot/initrd.img
+# and imports the images when the local cluster's containerd runs.
 #
 #   hack/images/build-demo-disk.sh [--verify]   # cached: rebuilt when the guest or this script changes
 #
@@ -14,9 +16,11 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 REF=${NV_DEMO_DISK_IMAGE:-localhost/nativevirt-demo-disk:dev}
+KERNEL_REF=${NV_DEMO_KERNEL_IMAGE:-localhost/nativevirt-demo-kernel:dev}
 guest=$NV_ROOT/_output/images/guest
 out=$NV_ROOT/_output/images/demo-disk
 tarball=$NV_ROOT/_output/images/demo-disk.tar
+kernel_tarball=$NV_ROOT/_output/images/demo-kernel.tar
 verify=0
 [[ ${1:-} == --verify ]] && verify=1
 
@@ -25,8 +29,8 @@ for cmd in mkfs.fat syslinux mcopy; do
 done
 "$NV_ROOT/hack/images/build-guest.sh"
 
-stamp=$( (cat "${BASH_SOURCE[0]}" "$guest/stamp"; echo "$REF") | sha256sum | cut -c1-16)
-if [[ -f $out/stamp && $(cat "$out/stamp") == "$stamp" && -f $tarball ]]; then
+stamp=$( (cat "${BASH_SOURCE[0]}" "$guest/stamp"; echo "$REF $KERNEL_REF") | sha256sum | cut -c1-16)
+if [[ -f $out/stamp && $(cat "$out/stamp") == "$stamp" && -f $tarball && -f $kernel_tarball ]]; then
 	nv_log "demo-disk: up to date ($tarball)"
 else
 	rm -rf "$out"
@@ -61,6 +65,13 @@ EOF
 	chmod 0444 "$out/rootfs/disk/disk.img"
 	chown -R 107:107 "$out/rootfs/disk"
 	MKIMAGE_KEEP_OWNERS=1 "$NV_ROOT/hack/images/mkimage.sh" "$out/rootfs" "$REF" "$tarball" '[]'
+
+	# The kernelBoot image: kernel and initramfs as files (spec.domain.firmware.kernelBoot with
+	# kernelPath /boot/vmlinuz, initrdPath /boot/initrd.img).
+	mkdir -p "$out/kernel-rootfs/boot"
+	cp "$guest/vmlinuz" "$guest/initrd.img" "$out/kernel-rootfs/boot/"
+	chmod 0444 "$out/kernel-rootfs/boot/"*
+	"$NV_ROOT/hack/images/mkimage.sh" "$out/kernel-rootfs" "$KERNEL_REF" "$kernel_tarball" '[]'
 	echo "$stamp" >"$out/stamp"
 	nv_log "demo-disk: $out/disk.img ($((size_kib / 1024)) MiB), $tarball ($(du -k "$tarball" | cut -f1) KiB)"
 fi
@@ -89,5 +100,5 @@ if [[ $verify == 1 ]]; then
 fi
 
 if [[ -S $NV_CONTAINERD_SOCK ]]; then
-	"$NV_ROOT/hack/images/import.sh" "$tarball"
+	"$NV_ROOT/hack/images/import.sh" "$tarball" "$kernel_tarball"
 fi
