@@ -40,7 +40,8 @@ type Controller struct {
 	expectations *expectations.Expectations
 	ownership    ownershipAPI
 	replicas     replicaAPI
-	updateStatus func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) error
+	// updateStatus writes the status and returns the new resourceVersion.
+	updateStatus func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error)
 	now          func() time.Time
 }
 
@@ -76,18 +77,17 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 		},
 		exp: c.expectations,
 	}
-	c.updateStatus = func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) error {
-		_, err := client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
-		return err
+	c.updateStatus = func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error) {
+		updated, err := client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return updated.ResourceVersion, nil
 	}
 
 	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.queue.AddObject,
-		UpdateFunc: func(old, cur any) {
-			if old.(metav1.Object).GetResourceVersion() != cur.(metav1.Object).GetResourceVersion() {
-				c.queue.AddObject(cur)
-			}
-		},
+		AddFunc:    c.rsChanged,
+		UpdateFunc: func(_, cur any) { c.rsChanged(cur) },
 		DeleteFunc: c.queue.AddObject,
 	}); err != nil {
 		return nil, err
@@ -105,6 +105,18 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 // Run syncs replica sets with workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
+}
+
+// rsChanged notes the version the cache now holds (our own status writes wait for it) and
+// queues the replica set.
+func (c *Controller) rsChanged(obj any) {
+	rs, ok := obj.(*kubevirtv1.VirtualMachineInstanceReplicaSet)
+	if !ok {
+		return
+	}
+	key := cache.MetaObjectToName(rs).String()
+	c.expectations.VersionObserved(key, rs.ResourceVersion)
+	c.queue.Add(key)
 }
 
 // ownerKey is the key of the replica set controlling vmi, or "".
@@ -151,14 +163,14 @@ func (c *Controller) vmiAdded(obj any) {
 func (c *Controller) vmiUpdated(old, cur any) {
 	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
 	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 || oldVMI.ResourceVersion == vmi.ResourceVersion {
+	if !ok1 || !ok2 {
 		return
 	}
 	if oldKey := ownerKey(oldVMI); oldKey != "" && oldKey != ownerKey(vmi) {
 		c.queue.Add(oldKey)
 	}
 	if key := ownerKey(vmi); key != "" {
-		if vmi.DeletionTimestamp != nil {
+		if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
 			c.expectations.DeletionObserved(key, vmi.UID)
 		}
 		c.queue.Add(key)
@@ -198,6 +210,10 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if err != nil {
 		return loop.Result{}, err
 	}
+	if !c.expectations.VersionSatisfied(key) {
+		// The cache has not caught up with our own status write; its event requeues.
+		return loop.Result{}, nil
+	}
 	rs := cached.DeepCopy()
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmirs", klog.KObj(rs)))
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
@@ -225,7 +241,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 
 	var failReason string
 	var failure error
-	if c.expectations.Satisfied(key) && !rs.Spec.Paused && rs.DeletionTimestamp == nil && claimErr == nil {
+	if c.expectations.CreatesDeletesSatisfied(key) && !rs.Spec.Paused && rs.DeletionTimestamp == nil && claimErr == nil {
 		p := planScale(Replicas(rs), active)
 		failReason, failure = c.replicas.execute(ctx, key, rs, p, finished)
 	}
@@ -233,9 +249,11 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	status := computeStatus(rs, active, metav1.FormatLabelSelector(rs.Spec.Selector), failReason, failure, c.now())
 	if !apiequality.Semantic.DeepEqual(rs.Status, status) {
 		rs.Status = status
-		if err := c.updateStatus(ctx, rs); err != nil {
+		rv, err := c.updateStatus(ctx, rs)
+		if err != nil {
 			return loop.Result{}, fmt.Errorf("updating the replica set status: %w", err)
 		}
+		c.expectations.ExpectVersion(key, rv)
 	}
 	if claimErr != nil {
 		return loop.Result{}, claimErr

@@ -313,6 +313,7 @@ func (f *fixture) setReplicas(n int32) {
 	}
 	rs.Spec.Replicas = &n
 	_ = f.rsStore.Update(rs)
+	f.c.rsChanged(rs)
 }
 
 func (f *fixture) status() kubevirtv1.VirtualMachineInstanceReplicaSetStatus {
@@ -321,6 +322,7 @@ func (f *fixture) status() kubevirtv1.VirtualMachineInstanceReplicaSetStatus {
 		f.t.Fatal(err)
 	}
 	_ = f.rsStore.Update(rs)
+	f.c.rsChanged(rs)
 	return rs.Status
 }
 

@@ -38,7 +38,8 @@ type Controller struct {
 	synced       []cache.InformerSynced
 	expectations *expectations.Expectations
 	instances    instanceAPI
-	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) error
+	// updateStatus writes the VM status and returns the new resourceVersion.
+	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error)
 	now          func() time.Time
 }
 
@@ -71,18 +72,17 @@ func New(client versioned.Interface, vmInformer informers.VirtualMachineInformer
 			recorder.Event(vm, eventType, reason, message)
 		},
 	}
-	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) error {
-		_, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
-		return err
+	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error) {
+		updated, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return updated.ResourceVersion, nil
 	}
 
 	if _, err := vmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.queue.AddObject,
-		UpdateFunc: func(old, cur any) {
-			if old.(metav1.Object).GetResourceVersion() != cur.(metav1.Object).GetResourceVersion() {
-				c.queue.AddObject(cur)
-			}
-		},
+		AddFunc:    c.vmChanged,
+		UpdateFunc: func(_, cur any) { c.vmChanged(cur) },
 		DeleteFunc: c.queue.AddObject,
 	}); err != nil {
 		return nil, err
@@ -102,6 +102,18 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
+// vmChanged notes the version the cache now holds (our own status writes wait for it) and
+// queues the VM.
+func (c *Controller) vmChanged(obj any) {
+	vm, ok := obj.(*kubevirtv1.VirtualMachine)
+	if !ok {
+		return
+	}
+	key := cache.MetaObjectToName(vm).String()
+	c.expectations.VersionObserved(key, vm.ResourceVersion)
+	c.queue.Add(key)
+}
+
 // An instance always has the name of its VM, so the VM's key is the instance's key; that also
 // reaches a VM re-created after an orphaning delete, which adopts the instance.
 
@@ -118,11 +130,11 @@ func (c *Controller) vmiAdded(obj any) {
 func (c *Controller) vmiUpdated(old, cur any) {
 	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
 	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 || oldVMI.ResourceVersion == vmi.ResourceVersion {
+	if !ok1 || !ok2 {
 		return
 	}
 	key := cache.MetaObjectToName(vmi).String()
-	if vmi.DeletionTimestamp != nil {
+	if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
 		c.expectations.DeletionObserved(key, vmi.UID)
 	}
 	c.queue.Add(key)
@@ -157,7 +169,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		return loop.Result{}, err
 	}
 	if !c.expectations.Satisfied(key) {
-		// The cache lags behind our own last write; the event that catches it up requeues.
+		// The cache lags behind our own last writes; the event that catches it up requeues.
 		return loop.Result{}, nil
 	}
 	vm := cached.DeepCopy()
@@ -217,9 +229,11 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	status := computeStatus(in)
 	if statusChanged(&vm.Status, &status) {
 		vm.Status = status
-		if err := c.updateStatus(ctx, vm); err != nil {
+		rv, err := c.updateStatus(ctx, vm)
+		if err != nil {
 			return loop.Result{}, fmt.Errorf("updating VM status: %w", err)
 		}
+		c.expectations.ExpectVersion(key, rv)
 	}
 	if in.syncErr != nil {
 		return loop.Result{}, in.syncErr

@@ -38,7 +38,17 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		t.Fatal(err)
 	}
 	c.now = func() time.Time { return testNow }
-	f := &fixture{t: t, client: client, c: c, vms: vmInf.Informer().GetIndexer().Add, vmis: vmiInf.Informer().GetIndexer().Add,
+	vmStore := vmInf.Informer().GetIndexer()
+	f := &fixture{t: t, client: client, c: c,
+		// Putting a VM into the cache is what the informer does before calling the handler.
+		vms: func(obj any) error {
+			if err := vmStore.Add(obj); err != nil {
+				return err
+			}
+			c.vmChanged(obj)
+			return nil
+		},
+		vmis: vmiInf.Informer().GetIndexer().Add,
 		vmiStore: vmiInf.Informer().GetIndexer()}
 	for _, o := range objs {
 		switch o := o.(type) {
@@ -164,7 +174,8 @@ func TestSyncStopAndFencing(t *testing.T) {
 			t.Fatal("created an instance while the old one terminates")
 		}
 	}
-	// Once it is gone, the new instance is created.
+	// Once it is gone (and the cache caught up with the status write), the new instance is created.
+	_ = f.vms(f.storedVM())
 	if err := deleteFromCache(f, terminating); err != nil {
 		t.Fatal(err)
 	}

@@ -87,12 +87,8 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 	}
 
 	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.queue.AddObject,
-		UpdateFunc: func(old, cur any) {
-			if old.(metav1.Object).GetResourceVersion() != cur.(metav1.Object).GetResourceVersion() {
-				c.queue.AddObject(cur)
-			}
-		},
+		AddFunc:    c.vmiChanged,
+		UpdateFunc: func(_, cur any) { c.vmiChanged(cur) },
 		DeleteFunc: c.queue.AddObject,
 	}); err != nil {
 		return nil, err
@@ -110,6 +106,18 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 // Run syncs instances with workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
+}
+
+// vmiChanged notes the version the cache now holds (our own writes wait for it) and queues the
+// instance.
+func (c *Controller) vmiChanged(obj any) {
+	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	if !ok {
+		return
+	}
+	key := cache.MetaObjectToName(vmi).String()
+	c.expectations.VersionObserved(key, vmi.ResourceVersion)
+	c.queue.Add(key)
 }
 
 // ownerKey is the key of the instance controlling pod, or "".
@@ -135,11 +143,11 @@ func (c *Controller) podAdded(obj any) {
 func (c *Controller) podUpdated(old, cur any) {
 	oldPod, ok1 := old.(*corev1.Pod)
 	pod, ok2 := cur.(*corev1.Pod)
-	if !ok1 || !ok2 || oldPod.ResourceVersion == pod.ResourceVersion {
+	if !ok1 || !ok2 {
 		return
 	}
 	if key := ownerKey(pod); key != "" {
-		if pod.DeletionTimestamp != nil {
+		if pod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
 			c.expectations.DeletionObserved(key, pod.UID)
 		}
 		c.queue.Add(key)
@@ -198,6 +206,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		if vmi, err = c.meta.setFinalizer(ctx, vmi, true); err != nil {
 			return loop.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
+		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
 	pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
 	if err != nil {
@@ -213,11 +222,14 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		if vmi, err = c.updateStatus(ctx, vmi); err != nil {
 			return loop.Result{}, fmt.Errorf("updating the instance status: %w", err)
 		}
+		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
 	if node := vmi.Status.NodeName; node != "" && !vmis.IsFinal(vmi) && vmi.Labels[kubevirtv1.NodeNameLabel] != node {
-		if err := c.meta.setNodeLabel(ctx, vmi, node); err != nil {
+		labelled, err := c.meta.setNodeLabel(ctx, vmi, node)
+		if err != nil {
 			return loop.Result{}, fmt.Errorf("labelling the instance with its node: %w", err)
 		}
+		c.expectations.ExpectVersion(key, labelled.ResourceVersion)
 	}
 	return loop.Result{}, nil
 }
@@ -233,8 +245,13 @@ func (c *Controller) finalize(ctx context.Context, key string, vmi *kubevirtv1.V
 	if !hasFinalizer(vmi) {
 		return nil
 	}
-	if _, err := c.meta.setFinalizer(ctx, vmi, false); err != nil && !apierrors.IsNotFound(err) {
+	released, err := c.meta.setFinalizer(ctx, vmi, false)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing the finalizer: %w", err)
+	}
+	if released != nil && released.DeletionTimestamp != nil && len(released.Finalizers) > 0 {
+		// Other finalizers keep it a while; do not act on the older cached copy meanwhile.
+		c.expectations.ExpectVersion(key, released.ResourceVersion)
 	}
 	klog.FromContext(ctx).V(2).Info("No launcher pod left; released the instance")
 	return nil

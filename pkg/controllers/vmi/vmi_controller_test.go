@@ -101,6 +101,7 @@ func (f *fixture) refresh() *kubevirtv1.VirtualMachineInstance {
 		f.t.Fatal(err)
 	}
 	_ = f.vmiStore.Update(vmi)
+	f.c.vmiChanged(vmi)
 	return vmi
 }
 
@@ -177,6 +178,7 @@ func TestSyncStartWrites(t *testing.T) {
 	// 5. The node agent takes over: Running is not touched.
 	vmi.Status.Phase = kubevirtv1.Running
 	_ = f.vmiStore.Update(vmi)
+	f.c.vmiChanged(vmi)
 	if got := f.sync(); len(got) != 0 {
 		t.Errorf("running instance: writes %v", got)
 	}

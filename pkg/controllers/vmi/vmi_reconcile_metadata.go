@@ -55,11 +55,10 @@ func (a *metadataAPI) setFinalizer(ctx context.Context, vmi *kubevirtv1.VirtualM
 }
 
 // setNodeLabel labels the instance with its node (kubevirt.io/nodeName), for `kubectl get vmi -l`.
-func (a *metadataAPI) setNodeLabel(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, node string) error {
+func (a *metadataAPI) setNodeLabel(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, node string) (*kubevirtv1.VirtualMachineInstance, error) {
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{kubevirtv1.NodeNameLabel: node}}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = a.patch(ctx, vmi.Namespace, vmi.Name, data)
-	return err
+	return a.patch(ctx, vmi.Namespace, vmi.Name, data)
 }

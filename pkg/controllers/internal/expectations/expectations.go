@@ -26,6 +26,9 @@ type Expectations struct {
 type entry struct {
 	adds    int
 	deletes map[types.UID]bool
+	// version is the resourceVersion of the controller's own latest write of the key's object,
+	// until the cache shows it.
+	version string
 	since   time.Time
 }
 
@@ -78,13 +81,53 @@ func (e *Expectations) DeletionObserved(key string, uid types.UID) {
 	}
 }
 
-// Satisfied reports whether key may act on the cache: nothing pending, or pending for longer
-// than the TTL.
+// ExpectVersion records that the controller wrote the key's own object, which is now at
+// resourceVersion rv: until the cache shows rv, the cached object is older than what the
+// controller knows, and a sync would only repeat the write (and meet a conflict). Watches deliver
+// every version in order, so the cache passes through rv. An empty rv expects nothing.
+func (e *Expectations) ExpectVersion(key, rv string) {
+	if rv == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(key).version = rv
+}
+
+// VersionObserved records that the cache holds the key's object at rv.
+func (e *Expectations) VersionObserved(key, rv string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if en, ok := e.entries[key]; ok && en.version == rv {
+		en.version = ""
+	}
+}
+
+// Satisfied reports whether key may act on the cache: nothing pending (creations, deletions,
+// its own object's version), or pending for longer than the TTL.
 func (e *Expectations) Satisfied(key string) bool {
+	return e.CreatesDeletesSatisfied(key) && e.VersionSatisfied(key)
+}
+
+// CreatesDeletesSatisfied reports whether no creation or deletion of key is pending (or they
+// expired).
+func (e *Expectations) CreatesDeletesSatisfied(key string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en, ok := e.entries[key]
 	if !ok || (en.adds <= 0 && len(en.deletes) == 0) {
+		return true
+	}
+	return e.now().Sub(en.since) > e.ttl
+}
+
+// VersionSatisfied reports whether the cache shows the key's object at least at the version the
+// controller last wrote (or the expectation expired).
+func (e *Expectations) VersionSatisfied(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en, ok := e.entries[key]
+	if !ok || en.version == "" {
 		return true
 	}
 	return e.now().Sub(en.since) > e.ttl

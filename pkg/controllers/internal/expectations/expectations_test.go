@@ -33,6 +33,11 @@ func TestExpectations(t *testing.T) {
 		{name: "other key", steps: func(e *Expectations) { e.ExpectCreations("other", 1) }, want: true},
 		{name: "expired", steps: func(e *Expectations) { e.ExpectCreations("k", 1) }, after: DefaultTTL + time.Second, want: true},
 		{name: "not yet expired", steps: func(e *Expectations) { e.ExpectCreations("k", 1) }, after: DefaultTTL - time.Second, want: false},
+		{name: "own write not yet seen", steps: func(e *Expectations) { e.ExpectVersion("k", "7") }, want: false},
+		{name: "an older version is not enough", steps: func(e *Expectations) { e.ExpectVersion("k", "7"); e.VersionObserved("k", "6") }, want: false},
+		{name: "own write seen", steps: func(e *Expectations) { e.ExpectVersion("k", "7"); e.VersionObserved("k", "7") }, want: true},
+		{name: "empty version expects nothing", steps: func(e *Expectations) { e.ExpectVersion("k", "") }, want: true},
+		{name: "version expectation expires", steps: func(e *Expectations) { e.ExpectVersion("k", "7") }, after: DefaultTTL + time.Second, want: true},
 		{name: "deleted key", steps: func(e *Expectations) { e.ExpectCreations("k", 1); e.Delete("k") }, want: true},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	kvscheme "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/scheme"
+	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	"github.com/nativevirt/nativevirt/pkg/controllers/node"
+	"github.com/nativevirt/nativevirt/pkg/controllers/replicaset"
+	"github.com/nativevirt/nativevirt/pkg/controllers/vm"
+	"github.com/nativevirt/nativevirt/pkg/controllers/vmi"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+)
+
+// informerResync is zero: every controller acts on events and requeues itself when time matters
+// (back-off, heartbeats), so periodic resyncs would only cost CPU.
+const informerResync = 0 * time.Second
+
+// Controllers are the controllers of nativevirt-controller on shared informers.
+type Controllers struct {
+	kvFactory   externalversions.SharedInformerFactory
+	podFactory  kubeinformers.SharedInformerFactory
+	nodeFactory kubeinformers.SharedInformerFactory
+	broadcaster record.EventBroadcaster
+
+	vm         *vm.Controller
+	vmi        *vmi.Controller
+	replicaset *replicaset.Controller
+	node       *node.Controller
+}
+
+// eventScheme knows the kubevirt.io kinds, so that events name them (involvedObject).
+func eventScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	return s, errors.Join(clientgoscheme.AddToScheme(s), kvscheme.AddToScheme(s))
+}
+
+// NewControllers builds every controller. kube reaches pods, nodes and events; kv the
+// kubevirt.io API.
+func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config) (*Controllers, error) {
+	scheme, err := eventScheme()
+	if err != nil {
+		return nil, err
+	}
+	c := &Controllers{
+		kvFactory: externalversions.NewSharedInformerFactory(kv, informerResync),
+		podFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podindex.LauncherSelector })),
+		nodeFactory: kubeinformers.NewSharedInformerFactory(kube, informerResync),
+		broadcaster: record.NewBroadcaster(),
+	}
+	recorder := func(component string) record.EventRecorder {
+		return c.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
+	}
+	kvi := c.kvFactory.Kubevirt().V1()
+	pods := c.podFactory.Core().V1().Pods()
+
+	if c.vm, err = vm.New(kv, kvi.VirtualMachines(), kvi.VirtualMachineInstances(), recorder(vm.Name)); err != nil {
+		return nil, err
+	}
+	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, recorder(vmi.Name)); err != nil {
+		return nil, err
+	}
+	if c.replicaset, err = replicaset.New(kv, kvi.VirtualMachineInstanceReplicaSets(), kvi.VirtualMachineInstances(),
+		recorder(replicaset.Name)); err != nil {
+		return nil, err
+	}
+	if c.node, err = node.New(kube, kv, c.nodeFactory.Core().V1().Nodes(), kvi.VirtualMachineInstances(), pods); err != nil {
+		return nil, err
+	}
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	return c, nil
+}
+
+// Run starts the informers and all controllers with workers each, and returns when ctx ends.
+func (c *Controllers) Run(ctx context.Context, workers int) error {
+	defer c.broadcaster.Shutdown()
+	c.kvFactory.Start(ctx.Done())
+	c.podFactory.Start(ctx.Done())
+	c.nodeFactory.Start(ctx.Done())
+	defer c.kvFactory.Shutdown()
+	defer c.podFactory.Shutdown()
+	defer c.nodeFactory.Shutdown()
+
+	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run}
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, run := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = run(ctx, workers)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,131 @@
+// Package app is the command line of nativevirt-controller: its options, and the wiring of the
+// informers, the VM, VMI, replica set and node heartbeat controllers, the event recorders and
+// leader election (a Lease), so that two replicas can run and only one acts.
+package app
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+)
+
+// serviceAccountNamespaceFile holds the pod's namespace inside a cluster.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// Options are the flags of nativevirt-controller.
+type Options struct {
+	// Kubeconfig is the kubeconfig file; in-cluster configuration when empty.
+	Kubeconfig string
+	// LauncherImage runs the launcher pods.
+	LauncherImage string
+	// LauncherPullPolicy is the launcher image's pull policy.
+	LauncherPullPolicy string
+	// UseEmulation makes launcher pods ask for no KVM device (guests run under QEMU TCG).
+	UseEmulation bool
+	// Workers is the number of workers of each controller.
+	Workers int
+	// LeaderElect runs the controllers only while holding the Lease.
+	LeaderElect bool
+	// LeaderElectNamespace holds the Lease; the pod's namespace by default.
+	LeaderElectNamespace string
+	// LeaderElectName is the Lease's name.
+	LeaderElectName string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election as in kube-controller-manager.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// HealthAddr serves /healthz and /readyz; empty disables it.
+	HealthAddr string
+	// QPS and Burst limit the client's request rate.
+	QPS   float32
+	Burst int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		LauncherImage:        launcherpod.DefaultLauncherImage,
+		LauncherPullPolicy:   string(corev1.PullIfNotPresent),
+		Workers:              3,
+		LeaderElect:          true,
+		LeaderElectNamespace: defaultNamespace(),
+		LeaderElectName:      "nativevirt-controller",
+		LeaseDuration:        15 * time.Second,
+		RenewDeadline:        10 * time.Second,
+		RetryPeriod:          2 * time.Second,
+		HealthAddr:           ":8080",
+		QPS:                  50,
+		Burst:                100,
+	}
+}
+
+// defaultNamespace is the pod's namespace: POD_NAMESPACE, else the service account's, else
+// "nativevirt".
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if raw, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(raw)); ns != "" {
+			return ns
+		}
+	}
+	return "nativevirt"
+}
+
+// AddFlags adds the options to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; in-cluster configuration when empty.")
+	fs.StringVar(&o.LauncherImage, "launcher-image", o.LauncherImage, "Image of the launcher pods (nativevirt-launcher, libvirt, QEMU).")
+	fs.StringVar(&o.LauncherPullPolicy, "launcher-pull-policy", o.LauncherPullPolicy, "Pull policy of the launcher image: Always, IfNotPresent or Never.")
+	fs.BoolVar(&o.UseEmulation, "use-emulation", o.UseEmulation,
+		"Run guests under QEMU TCG: launcher pods request no "+launcherpod.KVMResource+" device.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent syncs per controller.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding the leader Lease, so that several replicas can run.")
+	fs.StringVar(&o.LeaderElectNamespace, "leader-elect-namespace", o.LeaderElectNamespace, "Namespace of the leader Lease (default: the pod's).")
+	fs.StringVar(&o.LeaderElectName, "leader-elect-name", o.LeaderElectName, "Name of the leader Lease.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a non-leader waits before taking an unrenewed Lease.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing before it gives up leading.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "Interval between attempts to acquire or renew the Lease.")
+	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /readyz; empty disables it.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to the API servers.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Request burst to the API servers.")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.LauncherImage == "" {
+		errs = append(errs, errors.New("--launcher-image must not be empty"))
+	}
+	switch corev1.PullPolicy(o.LauncherPullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		errs = append(errs, errors.New("--launcher-pull-policy must be Always, IfNotPresent or Never"))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	if o.LeaderElect {
+		if o.LeaderElectNamespace == "" || o.LeaderElectName == "" {
+			errs = append(errs, errors.New("--leader-elect needs --leader-elect-namespace and --leader-elect-name"))
+		}
+		if o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0 {
+			errs = append(errs, errors.New("leader election needs lease duration > renew deadline > retry period > 0"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// launcherConfig is the launcher pod configuration the options select.
+func (o *Options) launcherConfig() launcherpod.Config {
+	return launcherpod.Config{
+		LauncherImage:      o.LauncherImage,
+		LauncherPullPolicy: corev1.PullPolicy(o.LauncherPullPolicy),
+		UseEmulation:       o.UseEmulation,
+	}
+}

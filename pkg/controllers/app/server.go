@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+)
+
+// NewCommand is the nativevirt-controller command; it runs until ctx ends.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	logOpts := logs.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "nativevirt-controller",
+		Short: "NativeVirt controllers: VM → VMI → launcher pod, replica sets, node heartbeats",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logsapi.ValidateAndApply(logOpts, nil); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(ctx, o)
+		},
+		SilenceUsage: true,
+	}
+	o.AddFlags(cmd.Flags())
+	logsapi.AddFlags(logOpts, cmd.Flags())
+	return cmd
+}
+
+// Run runs the controllers until ctx ends, under leader election when enabled.
+func Run(ctx context.Context, o *Options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "nativevirt-controller"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kv, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	var elector *leaderelection.LeaderElector
+	runControllers := func(ctx context.Context) error {
+		ctrls, err := NewControllers(kube, kv, o.launcherConfig())
+		if err != nil {
+			return err
+		}
+		return ctrls.Run(ctx, o.Workers)
+	}
+	if !o.LeaderElect {
+		stopHealth := serveHealth(ctx, o.HealthAddr, nil)
+		defer stopHealth()
+		return runControllers(ctx)
+	}
+
+	identity, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	identity += "_" + uuid.NewString()
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaderElectNamespace, o.LeaderElectName,
+		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	if err != nil {
+		return err
+	}
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	var runErr error
+	elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
+		ReleaseOnCancel: true,
+		WatchDog:        watchdog,
+		Name:            o.LeaderElectName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				logger.Info("Leading; starting the controllers", "identity", identity)
+				runErr = runControllers(ctx)
+			},
+			OnStoppedLeading: func() {
+				logger.Info("Stopped leading", "identity", identity)
+			},
+			OnNewLeader: func(current string) {
+				if current != identity {
+					logger.Info("Another replica leads", "leader", current)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	stopHealth := serveHealth(ctx, o.HealthAddr, watchdog)
+	defer stopHealth()
+	elector.Run(ctx)
+	if runErr != nil {
+		return runErr
+	}
+	if ctx.Err() == nil {
+		// Losing the lease while the process should go on: exit, and let the Deployment restart us
+		// as a follower (another replica now acts; two leaders must never act at once).
+		return errors.New("lost the leader lease")
+	}
+	return nil
+}
+
+// restConfig is the kubeconfig's configuration, or the in-cluster one.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return rest.InClusterConfig()
+}
+
+// serveHealth serves /healthz (failing when a leader stopped renewing its lease) and /readyz on
+// addr until ctx ends; it returns a function that stops it.
+func serveHealth(ctx context.Context, addr string, watchdog *leaderelection.HealthzAdaptor) func() {
+	if addr == "" {
+		return func() {}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if watchdog != nil {
+			if err := watchdog.Check(r); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Health endpoint failed", "addr", addr)
+		}
+	}()
+	return func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			klog.FromContext(ctx).Error(fmt.Errorf("stopping the health endpoint: %w", err), "")
+		}
+	}
+}
