@@ -48,7 +48,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 			c.vmChanged(obj)
 			return nil
 		},
-		vmis: vmiInf.Informer().GetIndexer().Add,
+		vmis:     vmiInf.Informer().GetIndexer().Add,
 		vmiStore: vmiInf.Informer().GetIndexer()}
 	for _, o := range objs {
 		switch o := o.(type) {
