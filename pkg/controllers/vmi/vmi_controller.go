@@ -70,8 +70,9 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 			return kubeClient.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		},
-		delete: func(ctx context.Context, namespace, name string, uid types.UID) error {
-			return kubeClient.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		delete: func(ctx context.Context, namespace, name string, uid types.UID, grace *int64) error {
+			return kubeClient.CoreV1().Pods(namespace).Delete(ctx, name,
+				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, GracePeriodSeconds: grace})
 		},
 		event: func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
 			recorder.Event(vmi, eventType, reason, message)

@@ -3,6 +3,7 @@ package vmi
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +30,8 @@ const (
 // podAPI is what the pod reconciler writes, as function fields so that tests are tables of stubs.
 type podAPI struct {
 	create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
-	delete func(ctx context.Context, namespace, name string, uid types.UID) error
+	// delete deletes a pod; grace overrides the pod's own grace period when set.
+	delete func(ctx context.Context, namespace, name string, uid types.UID, grace *int64) error
 	event  func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string)
 	render func(vmi *kubevirtv1.VirtualMachineInstance) (*corev1.Pod, error)
 	exp    *expectations.Expectations
@@ -63,9 +65,30 @@ func (a *podAPI) ensurePod(ctx context.Context, key string, vmi *kubevirtv1.Virt
 	return append(pods, created), nil
 }
 
+// StopGracePeriodAnnotation on an instance holds the grace period of a stop request with an
+// explicit grace period (set by the apiserver's stop subresource before it deletes the instance).
+const StopGracePeriodAnnotation = "kubevirt.io/stop-grace-period-seconds"
+
+// stopGracePeriod is the grace period a stop request asked for when it is shorter than the
+// pod's own (the instance's grace period plus launcherpod.PodGracePeriodSlack), else nil: the
+// pod then gets its own, the time the launcher needs to shut the guest down and exit.
+func stopGracePeriod(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) *int64 {
+	raw, ok := vmi.Annotations[StopGracePeriodAnnotation]
+	if !ok {
+		return nil
+	}
+	g, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || g < 0 {
+		return nil
+	}
+	if own := pod.Spec.TerminationGracePeriodSeconds; own != nil && g >= *own {
+		return nil
+	}
+	return &g
+}
+
 // deletePods deletes the instance's pods that are not already going away, with their own grace
-// period: the instance's grace period plus launcherpod.PodGracePeriodSlack, the time the
-// launcher needs to shut the guest down and exit. It reports whether any pod still exists.
+// period unless a stop request asked for a shorter one. It reports whether any pod still exists.
 func (a *podAPI) deletePods(ctx context.Context, key string, vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod) (bool, error) {
 	var errs []error
 	for _, p := range pods {
@@ -73,7 +96,7 @@ func (a *podAPI) deletePods(ctx context.Context, key string, vmi *kubevirtv1.Vir
 			continue
 		}
 		a.exp.ExpectDeletion(key, p.UID)
-		if err := a.delete(ctx, p.Namespace, p.Name, p.UID); err != nil {
+		if err := a.delete(ctx, p.Namespace, p.Name, p.UID, stopGracePeriod(vmi, p)); err != nil {
 			a.exp.DeletionObserved(key, p.UID)
 			if apierrors.IsNotFound(err) {
 				continue

@@ -3,6 +3,7 @@ package vmi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,8 +33,12 @@ func (s *podStub) api(exp *expectations.Expectations) *podAPI {
 			s.calls = append(s.calls, "create "+pod.Name)
 			return pod, s.createErr
 		},
-		delete: func(_ context.Context, _, name string, _ types.UID) error {
-			s.calls = append(s.calls, "delete "+name)
+		delete: func(_ context.Context, _, name string, _ types.UID, grace *int64) error {
+			call := "delete " + name
+			if grace != nil {
+				call += fmt.Sprintf(" grace=%d", *grace)
+			}
+			s.calls = append(s.calls, call)
 			return s.deleteErr
 		},
 		event: func(_ *kubevirtv1.VirtualMachineInstance, eventType, reason, _ string) {
@@ -90,8 +95,10 @@ func TestEnsurePod(t *testing.T) {
 }
 
 func TestDeletePods(t *testing.T) {
+	own := func(g int64) podOpt { return func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = &g } }
 	tests := []struct {
 		name          string
+		annotation    string
 		pods          []*corev1.Pod
 		stub          podStub
 		wantCalls     []string
@@ -104,13 +111,25 @@ func TestDeletePods(t *testing.T) {
 		{name: "already gone", pods: []*corev1.Pod{newPod("a")},
 			stub:      podStub{deleteErr: apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "a")},
 			wantCalls: []string{"delete a"}, wantRemaining: true},
+		{name: "a stop with a shorter grace period", annotation: "5", pods: []*corev1.Pod{newPod("a", own(45))},
+			wantCalls: []string{"delete a grace=5"}, wantRemaining: true},
+		{name: "a stop with grace 0", annotation: "0", pods: []*corev1.Pod{newPod("a", own(45))},
+			wantCalls: []string{"delete a grace=0"}, wantRemaining: true},
+		{name: "a longer stop grace period is not used", annotation: "60", pods: []*corev1.Pod{newPod("a", own(45))},
+			wantCalls: []string{"delete a"}, wantRemaining: true},
+		{name: "garbage annotation", annotation: "soon", pods: []*corev1.Pod{newPod("a", own(45))},
+			wantCalls: []string{"delete a"}, wantRemaining: true},
 		{name: "failure", pods: []*corev1.Pod{newPod("a")}, stub: podStub{deleteErr: errors.New("boom")},
 			wantCalls: []string{"delete a"}, wantRemaining: true, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.stub
-			remaining, err := s.api(expectations.New()).deletePods(context.Background(), "default/vmi", testVMI(), tc.pods)
+			vmi := testVMI()
+			if tc.annotation != "" {
+				vmi.Annotations = map[string]string{StopGracePeriodAnnotation: tc.annotation}
+			}
+			remaining, err := s.api(expectations.New()).deletePods(context.Background(), "default/vmi", vmi, tc.pods)
 			if (err != nil) != tc.wantErr || remaining != tc.wantRemaining {
 				t.Errorf("remaining %v err %v, want %v/%v", remaining, err, tc.wantRemaining, tc.wantErr)
 			}
