@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,6 +29,9 @@ type launcher struct {
 	conn   virt.Conn
 	stop   func()
 	hub    *console.Hub
+	// guestOSAt is when the guest agent was last asked (sync workers only;
+	// one key is never synced by two workers at once).
+	guestOSAt time.Time
 }
 
 func (l *launcher) close() {
@@ -85,7 +89,8 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	}
 	key := vmi.Namespace + "/" + vmi.Name
 	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn}
-	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return conn.OpenConsole(domain) })
+	socket := fs.Private.Path(podfs.LibvirtSocket)
+	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return a.openConsole(socket, domain) })
 	stop, err := conn.Watch(func(ev virt.Event) {
 		if ev.Closed {
 			// Not on libvirt's event loop: closing the connection there deadlocks.
@@ -104,6 +109,34 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	a.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("Attached to launcher", "pod", klog.KObj(pod), "domain", domain)
 	return l, nil
+}
+
+// openConsole opens the console on a connection of its own: a blocking
+// console stream waiting for guest output must not hold up the lifecycle
+// calls and status reads made on the launcher's main connection.
+func (a *Agent) openConsole(socket, domain string) (io.ReadWriteCloser, error) {
+	conn, err := a.cfg.Dial(socket)
+	if err != nil {
+		return nil, err
+	}
+	s, err := conn.OpenConsole(domain)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return &consoleConn{ReadWriteCloser: s, conn: conn}, nil
+}
+
+// consoleConn is a console stream that owns its connection.
+type consoleConn struct {
+	io.ReadWriteCloser
+	conn virt.Conn
+}
+
+func (c *consoleConn) Close() error {
+	err := c.ReadWriteCloser.Close()
+	_ = c.conn.Close()
+	return err
 }
 
 // dropLauncher forgets l after its daemon went away.

@@ -107,7 +107,11 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 
 	if !info.Active() {
 		if !rec.Started && vmi.Status.Phase == kubevirtv1.Scheduled && vmi.DeletionTimestamp == nil {
-			// Defined before an agent restart but never started.
+			// Defined by an attempt that failed to start, or before an agent
+			// restart: define afresh (the XML may differ) and start.
+			if err := l.conn.Undefine(rec.Domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
+				return 0, err
+			}
 			return a.startDomain(ctx, vmi, rec, l)
 		}
 		return a.finish(ctx, vmi, rec, info, "")

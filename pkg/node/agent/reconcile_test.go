@@ -256,6 +256,32 @@ func TestStartedGuestIsNeverStartedAgain(t *testing.T) {
 	}
 }
 
+func TestFailedStartIsRetriedWithAFreshDefinition(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.daemon.StartErr = errors.New("qemu unexpectedly closed the monitor")
+	if _, err := e.agent.sync(t.Context(), key); err == nil {
+		t.Fatal("sync succeeded although the domain did not start")
+	}
+	if r, _ := e.agent.cfg.Store.Get(vmUID); r.Started {
+		t.Error("checkpoint says Started after a failed start")
+	}
+	if e.writeCount() != 0 {
+		t.Errorf("%d status writes after a failed start, want 0", e.writeCount())
+	}
+	e.daemon.ResetCalls()
+	e.sync()
+	want := []string{"Undefine " + domain, "Define " + domain, "Start " + domain}
+	if diff := cmp.Diff(want, e.daemon.Calls()); diff != "" {
+		t.Errorf("retry calls (-want +got):\n%s", diff)
+	}
+	e.sync()
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Running {
+		t.Errorf("phase = %s, want Running", got)
+	}
+}
+
 func TestLauncherGone(t *testing.T) {
 	e := startRunning(t)
 	if err := e.pods.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-vm-abcde"}}); err != nil {

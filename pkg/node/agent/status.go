@@ -49,16 +49,20 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	st := *vmi.Status.DeepCopy()
 	setPhase(&st, kubevirtv1.Running, now)
 	st.Interfaces = interfaceStatus(vmi, pod)
-	if os, err := l.conn.GuestOS(l.domain); err == nil {
-		st.GuestOSInfo = kubevirtv1.VirtualMachineInstanceGuestOSInfo{
-			Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
-			VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID,
-		}
-	} else if !errors.Is(err, virt.ErrNoGuestAgent) {
-		klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
-	}
-
 	paused := info.State == virt.StatePaused
+	// Asking the guest agent can take seconds: at most once per resync, and
+	// never while the vCPUs (and so the agent) are paused.
+	if !paused && now.Sub(l.guestOSAt) >= resync {
+		l.guestOSAt = now
+		if os, err := l.conn.GuestOS(l.domain); err == nil {
+			st.GuestOSInfo = kubevirtv1.VirtualMachineInstanceGuestOSInfo{
+				Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
+				VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID,
+			}
+		} else if !errors.Is(err, virt.ErrNoGuestAgent) {
+			klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
+		}
+	}
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		if info.Reason == virt.ReasonIOError {

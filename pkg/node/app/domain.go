@@ -8,11 +8,11 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
 )
 
-// buildDomain is the agent's BuildDomainFunc on the converter. Masquerade
+// BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
 // interfaces use QEMU user networking with port forwards (convert's
 // SlirpMasquerade): it needs no privileges in the launcher pod and makes the
 // guest's declared ports reachable on the pod IP.
-func buildDomain(emulation bool) agent.BuildDomainFunc {
+func BuildDomain(emulation bool) agent.BuildDomainFunc {
 	return func(vmi *kubevirtv1.VirtualMachineInstance, facts agent.DomainFacts) (string, []byte, error) {
 		formats := make(map[string]convert.DiskFormat, len(facts.DiskFormats))
 		for vol, f := range facts.DiskFormats {

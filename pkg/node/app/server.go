@@ -103,7 +103,7 @@ func Run(ctx context.Context, o *Options) error {
 		Locator:      podfs.Locator{KubeletRoot: o.KubeletRoot},
 		Store:        store,
 		Dial:         virt.Dial,
-		BuildDomain:  buildDomain(emulation),
+		BuildDomain:  BuildDomain(emulation),
 		CloudInitISO: cloudInitISO,
 		VMIs:         listers.NewVirtualMachineInstanceLister(vmiInformer.GetIndexer()),
 		Pods:         podInformer.Lister(),

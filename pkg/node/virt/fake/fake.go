@@ -36,6 +36,8 @@ type Daemon struct {
 	nextPID  int
 	// ShutdownIgnored makes Shutdown a no-op, like a guest without ACPI.
 	ShutdownIgnored bool
+	// StartErr, when set, fails the next Start (QEMU refusing the XML).
+	StartErr error
 	// Console is the guest side of the last console opened; tests read what
 	// sessions typed and write guest output to it.
 	Console net.Conn
@@ -180,6 +182,11 @@ func (c *conn) Start(name string) error {
 	return c.change("Start", name, func(dom *Domain) error {
 		if dom.Info.Active() {
 			return fmt.Errorf("domain %s is already active", name)
+		}
+		if err := c.d.StartErr; err != nil {
+			c.d.StartErr = nil
+			dom.Info.Reason = virt.ReasonFailed
+			return err
 		}
 		c.d.nextPID++
 		dom.PID = c.d.nextPID
