@@ -22,6 +22,9 @@ type APIPathConfig struct {
 	// of those operations (lists return all Creates objects); WatchEvents objects are created
 	// by one writer while every client watches.
 	Creates, Gets, Lists, WatchEvents int
+	// Rounds splits every operation's work into rounds that alternate between the targets, so
+	// that load from outside the benchmark (other builds on the machine) hits them alike.
+	Rounds int
 }
 
 // APIRecord is one measured operation of one target.
@@ -54,7 +57,14 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 	for _, t := range targets {
 		res.Setup["target ("+t.Name+")"] = t.Label
 	}
+	rounds := max(1, cfg.Rounds)
+	res.Setup["rounds"] = fmt.Sprintf("each operation's work is split into %d rounds; a round runs on (a), (b), (c) in turn", rounds)
 	var records []APIRecord
+	defer func() {
+		// Also after a failure: what was measured is shown.
+		res.Records = records
+		fillAPITable(res, records, targets, cfg.Clients)
+	}()
 	for _, clients := range cfg.Clients {
 		run, err := newAPIRun(ctx, e, cfg, targets, clients)
 		if err != nil {
@@ -66,14 +76,27 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			}
 		}
 		for _, op := range apiOps {
+			recs := make([]Recorder, len(targets))
+			walls := make([]time.Duration, len(targets))
+			for round := 0; round < rounds; round++ {
+				for i, t := range targets {
+					if round == 0 {
+						e.Logf("api-path: %s, %d clients, target (%s), %d rounds", op, clients, t.Name, rounds)
+					}
+					wall, err := run.measure(ctx, op, i, round, rounds, &recs[i])
+					if err != nil {
+						return res, fmt.Errorf("%s on (%s) with %d clients: %w", op, t.Name, clients, err)
+					}
+					walls[i] += wall
+				}
+			}
 			for i, t := range targets {
-				e.Logf("api-path: %s, %d clients, target (%s)", op, clients, t.Name)
-				d, err := run.measure(ctx, op, i)
-				if err != nil {
-					return res, fmt.Errorf("%s on (%s) with %d clients: %w", op, t.Name, clients, err)
+				d := recs[i].Dist(walls[i])
+				if d.Count == 0 {
+					return res, fmt.Errorf("%s on (%s) with %d clients: nothing succeeded: %v", op, t.Name, clients, recs[i].FirstError())
 				}
 				if d.Errors > 0 {
-					res.Note("%s on (%s) with %d clients: %d errors", op, t.Name, clients, d.Errors)
+					res.Note("%s on (%s) with %d clients: %d errors, the first: %v", op, t.Name, clients, d.Errors, recs[i].FirstError())
 				}
 				records = append(records, APIRecord{Target: t.Name, Op: op, Clients: clients, Dist: d})
 			}
@@ -84,8 +107,6 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			}
 		}
 	}
-	res.Records = records
-	fillAPITable(res, records, targets, cfg.Clients)
 	return res, nil
 }
 
@@ -174,70 +195,69 @@ func newAPIRun(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target,
 	return r, nil
 }
 
-// measure runs one operation on target i.
-func (r *apiRun) measure(ctx context.Context, op string, i int) (Dist, error) {
-	t, ns, cs, objs := r.targets[i], r.namespaces[i], r.clients[i], r.objects[i]
+// measure runs round of rounds of one operation on target i into rec and returns its wall time.
+func (r *apiRun) measure(ctx context.Context, op string, i, round, rounds int, rec *Recorder) (time.Duration, error) {
+	t, ns, cs := r.targets[i], r.namespaces[i], r.clients[i]
 	res := func(w int) dynamic.ResourceInterface { return cs[w].Resource(t.Resource).Namespace(ns) }
+	objs := r.objects[i]
 	switch op {
 	case "create":
-		d, err := RunOpsErr(ctx, len(cs), len(objs), func(ctx context.Context, w, i int) error {
-			_, err := res(w).Create(ctx, objs[i], metav1.CreateOptions{})
+		part := chunk(objs, round, rounds)
+		return RunOpsInto(ctx, len(cs), len(part), rec, func(ctx context.Context, w, i int) error {
+			_, err := res(w).Create(ctx, part[i], metav1.CreateOptions{})
 			return err
-		})
-		return d, failedAll(d, err)
+		}), nil
 	case "get":
-		d, err := RunOpsErr(ctx, len(cs), r.cfg.Gets, func(ctx context.Context, w, i int) error {
-			_, err := res(w).Get(ctx, objs[i%len(objs)].GetName(), metav1.GetOptions{})
+		n := len(chunk(make([]struct{}, r.cfg.Gets), round, rounds))
+		return RunOpsInto(ctx, len(cs), n, rec, func(ctx context.Context, w, i int) error {
+			_, err := res(w).Get(ctx, objs[(round*7919+i)%len(objs)].GetName(), metav1.GetOptions{})
 			return err
-		})
-		return d, failedAll(d, err)
+		}), nil
 	case "list":
-		d, err := RunOpsErr(ctx, len(cs), r.cfg.Lists, func(ctx context.Context, w, _ int) error {
+		n := len(chunk(make([]struct{}, r.cfg.Lists), round, rounds))
+		return RunOpsInto(ctx, len(cs), n, rec, func(ctx context.Context, w, _ int) error {
 			l, err := res(w).List(ctx, metav1.ListOptions{})
 			if err == nil && len(l.Items) != len(objs) {
 				err = fmt.Errorf("list returned %d objects, want %d", len(l.Items), len(objs))
 			}
 			return err
-		})
-		return d, failedAll(d, err)
+		}), nil
 	case "watch":
-		return MeasureWatch(ctx, cs, cs[0], t, ns, r.watched[i])
+		return MeasureWatch(ctx, cs, cs[0], t, ns, chunk(r.watched[i], round, rounds), rec)
 	}
-	return Dist{}, fmt.Errorf("unknown operation %q", op)
+	return 0, fmt.Errorf("unknown operation %q", op)
 }
 
-// failedAll turns a run in which nothing succeeded into an error.
-func failedAll(d Dist, err error) error {
-	if d.Count == 0 && err != nil {
-		return err
-	}
-	return nil
+// chunk returns the round-th of rounds nearly equal parts of s.
+func chunk[T any](s []T, round, rounds int) []T {
+	return s[round*len(s)/rounds : (round+1)*len(s)/rounds]
 }
 
 // MeasureWatch opens one watch per watcher on namespace, creates objs one after the other with
 // writer, and records for every watcher and object the time from just before the create was
 // sent to the ADDED event's arrival. The throughput is events received per second, from the
-// first create to the last event.
-func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dynamic.Interface, t Target, namespace string, objs []*unstructured.Unstructured) (Dist, error) {
+// first create to the last event. Latencies go into rec; the wall time is returned.
+func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dynamic.Interface, t Target, namespace string, objs []*unstructured.Unstructured, rec *Recorder) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	wres := writer.Resource(t.Resource).Namespace(namespace)
 	l, err := wres.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
-		return Dist{}, err
+		return 0, err
 	}
 	index := make(map[string]int, len(objs))
 	for i, o := range objs {
 		index[o.GetName()] = i
 	}
 	sent := make([]atomic.Int64, len(objs))
-	var rec Recorder
+	received := 0
+	var mu sync.Mutex
 	var last atomic.Int64
 	var wg sync.WaitGroup
 	for _, c := range watchers {
 		w, err := c.Resource(t.Resource).Namespace(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
 		if err != nil {
-			return Dist{}, fmt.Errorf("watch: %w", err)
+			return 0, fmt.Errorf("watch: %w", err)
 		}
 		defer w.Stop()
 		wg.Add(1)
@@ -267,6 +287,9 @@ func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dyna
 					}
 					got++
 					rec.Add(time.Duration(now - sent[i].Load()))
+					mu.Lock()
+					received++
+					mu.Unlock()
 					for {
 						prev := last.Load()
 						if now <= prev || last.CompareAndSwap(prev, now) {
@@ -283,14 +306,12 @@ func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dyna
 		if _, err := wres.Create(ctx, o, metav1.CreateOptions{}); err != nil {
 			cancel()
 			wg.Wait()
-			return Dist{}, fmt.Errorf("create %s while watching: %w", o.GetName(), err)
+			return 0, fmt.Errorf("create %s while watching: %w", o.GetName(), err)
 		}
 	}
 	wg.Wait()
-	wall := time.Duration(last.Load() - start.UnixNano())
-	d := rec.Dist(wall)
-	if d.Count == 0 {
-		return d, fmt.Errorf("no watch event received: %v", rec.FirstError())
+	if received == 0 {
+		return 0, fmt.Errorf("no watch event received: %v", rec.FirstError())
 	}
-	return d, nil
+	return time.Duration(last.Load() - start.UnixNano()), nil
 }

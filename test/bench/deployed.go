@@ -63,7 +63,20 @@ func (e *Env) useDeployment(ctx context.Context) error {
 		return err
 	}
 	e.Direct = directConfig(e.Kube, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)), ca, name+"."+ns+".svc")
+	refresh := func(ctx context.Context) error {
+		// Another user of the shared cluster may have replaced the pod (a new address).
+		if err := e.waitAPIServiceAvailable(ctx, "v1.kubevirt.io", 3*time.Minute); err != nil {
+			return err
+		}
+		pod, port, err := e.servingPod(ctx, svc)
+		if err != nil {
+			return err
+		}
+		*e.Direct = *directConfig(e.Kube, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)), ca, name+"."+ns+".svc")
+		return nil
+	}
 	e.Server = &Server{
+		Refresh:  refresh,
 		Mode:     ModeDeployed,
 		Describe: fmt.Sprintf("deployed: pod %s/%s (%s:%d), %s", pod.Namespace, pod.Name, pod.Status.PodIP, port, podResources(pod)),
 		PID: func() (int, error) {

@@ -81,6 +81,9 @@ type Server struct {
 	PID func() (int, error)
 	// Notes are caveats of the mode, printed with the results.
 	Notes []string
+	// Refresh waits until the server is available and updates Env.Direct in place when its
+	// address changed (nil: it cannot change).
+	Refresh func(context.Context) error
 }
 
 // Logf prints one progress line.

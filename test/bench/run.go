@@ -12,18 +12,20 @@ import (
 // the distribution of the successful operations' latencies. ctx cancels the remaining work.
 func RunOps(ctx context.Context, workers, n int, op func(ctx context.Context, worker, i int) error) Dist {
 	var rec Recorder
-	wall := runOps(ctx, workers, n, &rec, op)
+	wall := RunOpsInto(ctx, workers, n, &rec, op)
 	return rec.Dist(wall)
 }
 
 // RunOpsErr is RunOps that also returns the first error seen, for messages.
 func RunOpsErr(ctx context.Context, workers, n int, op func(ctx context.Context, worker, i int) error) (Dist, error) {
 	var rec Recorder
-	wall := runOps(ctx, workers, n, &rec, op)
+	wall := RunOpsInto(ctx, workers, n, &rec, op)
 	return rec.Dist(wall), rec.FirstError()
 }
 
-func runOps(ctx context.Context, workers, n int, rec *Recorder, op func(ctx context.Context, worker, i int) error) time.Duration {
+// RunOpsInto is RunOps recording into rec (so that several runs make one distribution); it
+// returns the wall time of the run.
+func RunOpsInto(ctx context.Context, workers, n int, rec *Recorder, op func(ctx context.Context, worker, i int) error) time.Duration {
 	workers = max(1, min(workers, n))
 	var next atomic.Int64
 	var wg sync.WaitGroup
