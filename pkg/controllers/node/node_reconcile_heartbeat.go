@@ -55,11 +55,12 @@ func shouldMarkUnschedulable(node *corev1.Node, hb heartbeatState) bool {
 }
 
 // orphanedInstances are the instances on a dead node whose launcher pods are gone: nothing
-// will ever report on them again, so they fail.
+// will ever report on them again, so they fail. Instances being deleted are left to their
+// deletion.
 func orphanedInstances(onNode []*kubevirtv1.VirtualMachineInstance, podCount func(uid string) int) []*kubevirtv1.VirtualMachineInstance {
 	var out []*kubevirtv1.VirtualMachineInstance
 	for _, vmi := range onNode {
-		if vmis.IsFinal(vmi) || podCount(string(vmi.UID)) > 0 {
+		if vmis.IsFinal(vmi) || vmis.IsTerminating(vmi) || podCount(string(vmi.UID)) > 0 {
 			continue
 		}
 		out = append(out, vmi)

@@ -90,6 +90,11 @@ func TestSync(t *testing.T) {
 				vmiOn("gone", "n1", kubevirtv1.Running),
 				vmiOn("with-pod", "n1", kubevirtv1.Running),
 				vmiOn("done", "n1", kubevirtv1.Succeeded),
+				func() *kubevirtv1.VirtualMachineInstance {
+					v := vmiOn("deleting", "n1", kubevirtv1.Running)
+					v.DeletionTimestamp = &metav1.Time{Time: testNow}
+					return v
+				}(),
 				vmiOn("elsewhere", "n2", kubevirtv1.Running),
 			},
 			pods:       []*corev1.Pod{launcherPod("with-pod", "n1")},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // DefaultTTL is how long an unobserved expectation blocks its key.
@@ -29,7 +30,9 @@ type entry struct {
 	// version is the resourceVersion of the controller's own latest write of the key's object,
 	// until the cache shows it.
 	version string
-	since   time.Time
+	// seen is the newest resourceVersion of the key's object the cache has shown.
+	seen  string
+	since time.Time
 }
 
 // New returns empty expectations with DefaultTTL.
@@ -85,22 +88,52 @@ func (e *Expectations) DeletionObserved(key string, uid types.UID) {
 // resourceVersion rv: until the cache shows rv, the cached object is older than what the
 // controller knows, and a sync would only repeat the write (and meet a conflict). Watches deliver
 // every version in order, so the cache passes through rv. An empty rv expects nothing.
+//
+// The watch event of the write may beat the write's own response: a version the cache already
+// showed (or passed) is not expected again.
 func (e *Expectations) ExpectVersion(key, rv string) {
 	if rv == "" {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if en, ok := e.entries[key]; ok && atLeast(en.seen, rv) {
+		return
+	}
 	e.get(key).version = rv
 }
 
 // VersionObserved records that the cache holds the key's object at rv.
 func (e *Expectations) VersionObserved(key, rv string) {
+	if rv == "" {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if en, ok := e.entries[key]; ok && en.version == rv {
+	en, ok := e.entries[key]
+	if !ok {
+		en = &entry{deletes: map[types.UID]bool{}, since: e.now()}
+		e.entries[key] = en
+	}
+	if !atLeast(en.seen, rv) {
+		en.seen = rv
+	}
+	if en.version != "" && atLeast(rv, en.version) {
 		en.version = ""
 	}
+}
+
+// atLeast reports whether resourceVersion a is b or newer. Kubernetes' resourceVersions of one
+// resource are comparable integers (resourceversion.CompareResourceVersion); anything else
+// compares by equality only.
+func atLeast(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if c, err := resourceversion.CompareResourceVersion(a, b); err == nil {
+		return c >= 0
+	}
+	return a == b
 }
 
 // Satisfied reports whether key may act on the cache: nothing pending (creations, deletions,

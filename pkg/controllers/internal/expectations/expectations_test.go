@@ -36,6 +36,15 @@ func TestExpectations(t *testing.T) {
 		{name: "own write not yet seen", steps: func(e *Expectations) { e.ExpectVersion("k", "7") }, want: false},
 		{name: "an older version is not enough", steps: func(e *Expectations) { e.ExpectVersion("k", "7"); e.VersionObserved("k", "6") }, want: false},
 		{name: "own write seen", steps: func(e *Expectations) { e.ExpectVersion("k", "7"); e.VersionObserved("k", "7") }, want: true},
+		{name: "a newer version is enough", steps: func(e *Expectations) { e.ExpectVersion("k", "7"); e.VersionObserved("k", "8") }, want: true},
+		{name: "the watch beat the response", steps: func(e *Expectations) { e.VersionObserved("k", "7"); e.ExpectVersion("k", "7") }, want: true},
+		{name: "the watch beat the response and moved on", steps: func(e *Expectations) {
+			e.VersionObserved("k", "7")
+			e.VersionObserved("k", "9")
+			e.ExpectVersion("k", "7")
+		}, want: true},
+		{name: "an old version seen before the write", steps: func(e *Expectations) { e.VersionObserved("k", "6"); e.ExpectVersion("k", "7") }, want: false},
+		{name: "opaque versions compare by equality", steps: func(e *Expectations) { e.ExpectVersion("k", "abc"); e.VersionObserved("k", "abd") }, want: false},
 		{name: "empty version expects nothing", steps: func(e *Expectations) { e.ExpectVersion("k", "") }, want: true},
 		{name: "version expectation expires", steps: func(e *Expectations) { e.ExpectVersion("k", "7") }, after: DefaultTTL + time.Second, want: true},
 		{name: "deleted key", steps: func(e *Expectations) { e.ExpectCreations("k", 1); e.Delete("k") }, want: true},
