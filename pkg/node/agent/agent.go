@@ -60,8 +60,9 @@ const (
 	ConfigDrive CloudInitKind = "ConfigDrive"
 )
 
-// CloudInitISOFunc renders a cloud-init ISO image.
-type CloudInitISOFunc func(kind CloudInitKind, userData, metaData, networkData []byte) ([]byte, error)
+// CloudInitISOFunc renders the cloud-init ISO image of a VMI (with its
+// instance metadata) from the resolved user and network data.
+type CloudInitISOFunc func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, userData, networkData []byte) ([]byte, error)
 
 // Config is everything the agent depends on; function fields keep the
 // reconcile logic testable without a cluster or libvirt.

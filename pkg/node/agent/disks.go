@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,7 +116,7 @@ func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 	if err != nil {
 		return err
 	}
-	iso, err := a.cfg.CloudInitISO(kind, data.userData, metaData(kind, vmi), data.networkData)
+	iso, err := a.cfg.CloudInitISO(kind, vmi, data.userData, data.networkData)
 	if err != nil {
 		return err
 	}
@@ -181,18 +180,4 @@ func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys .
 		return []byte(inline), nil
 	}
 	return nil, nil
-}
-
-// metaData is the instance metadata: instance id and host name.
-func metaData(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance) []byte {
-	host := vmi.Spec.Hostname
-	if host == "" {
-		host = vmi.Name
-	}
-	id := vmi.Name + "." + vmi.Namespace
-	if kind == ConfigDrive {
-		b, _ := json.Marshal(map[string]string{"uuid": string(vmi.UID), "instance_id": id, "hostname": host, "name": host})
-		return b
-	}
-	return []byte(fmt.Sprintf("instance-id: %s\nlocal-hostname: %s\n", id, host))
 }

@@ -51,8 +51,8 @@ type env struct {
 }
 
 type isoCall struct {
-	kind                CloudInitKind
-	user, meta, network string
+	kind               CloudInitKind
+	user, vmi, network string
 }
 
 func newEnv(t *testing.T) *env {
@@ -84,10 +84,10 @@ func (e *env) newAgent() *Agent {
 			name := DomainName(vmi.Namespace, vmi.Name)
 			return name, []byte(fmt.Sprintf(`<domain type="qemu"><name>%s</name><metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata></domain>`, name, vmi.UID)), nil
 		},
-		CloudInitISO: func(kind CloudInitKind, u, m, n []byte) ([]byte, error) {
+		CloudInitISO: func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, u, n []byte) ([]byte, error) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
-			e.isos = append(e.isos, isoCall{kind, string(u), string(m), string(n)})
+			e.isos = append(e.isos, isoCall{kind, string(u), vmi.Name, string(n)})
 			return []byte("ISO:" + string(u)), nil
 		},
 		VMIs: listers.NewVirtualMachineInstanceLister(e.vmis),

@@ -408,7 +408,7 @@ func TestDisksPrepared(t *testing.T) {
 	if err != nil || st.Size() != 64<<20 {
 		t.Errorf("emptyDisk image: %v, size %d", err, st.Size())
 	}
-	want := []isoCall{{kind: NoCloud, user: "#cloud-config\n" + string(make([]byte, 4096)), meta: "instance-id: vm.default\nlocal-hostname: vm\n", network: "version: 2\n"}}
+	want := []isoCall{{kind: NoCloud, user: "#cloud-config\n" + string(make([]byte, 4096)), vmi: vmName, network: "version: 2\n"}}
 	if diff := cmp.Diff(want, e.isos, cmp.AllowUnexported(isoCall{})); diff != "" {
 		t.Errorf("ISO calls (-want +got):\n%s", diff)
 	}

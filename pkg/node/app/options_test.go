@@ -3,6 +3,11 @@ package app
 import (
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/agent"
 )
 
 func TestValidate(t *testing.T) {
@@ -59,5 +64,21 @@ func TestEndpoint(t *testing.T) {
 	o.AdvertiseAddress = "fd00::1"
 	if got := o.endpoint("10.0.0.1"); got != "[fd00::1]:8186" {
 		t.Errorf("endpoint = %q", got)
+	}
+}
+
+func TestCloudInitISO(t *testing.T) {
+	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}}
+	for _, kind := range []agent.CloudInitKind{agent.NoCloud, agent.ConfigDrive} {
+		iso, err := CloudInitISO(kind, vmi, []byte("#!/bin/sh\n"), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if len(iso) < minISOSize {
+			t.Errorf("%s: ISO of %d bytes, want at least %d", kind, len(iso), minISOSize)
+		}
+		if string(iso[0x8001:0x8006]) != "CD001" {
+			t.Errorf("%s: no ISO 9660 primary volume descriptor", kind)
+		}
 	}
 }

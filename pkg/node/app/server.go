@@ -104,7 +104,7 @@ func Run(ctx context.Context, o *Options) error {
 		Store:        store,
 		Dial:         virt.Dial,
 		BuildDomain:  BuildDomain(emulation),
-		CloudInitISO: cloudInitISO,
+		CloudInitISO: CloudInitISO,
 		VMIs:         listers.NewVirtualMachineInstanceLister(vmiInformer.GetIndexer()),
 		Pods:         podInformer.Lister(),
 		UpdateStatus: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error {

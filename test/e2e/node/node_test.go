@@ -50,6 +50,10 @@ const (
 	vmiUID   = types.UID("0d3f5a4e-7b21-4c39-9a55-2f1e6c8b9d01")
 	podUID   = types.UID("5e2a9c17-33b4-4d0e-8f61-7a9b0c1d2e3f")
 	banner   = "NativeVirt demo guest ready"
+	// userData is run by the demo guest's mini cloud-init; the shell
+	// computes the marker so the script text itself does not contain it.
+	userData       = "#!/bin/sh\necho cloud-init-$((20+22))-ran\n"
+	userDataMarker = "cloud-init-42-ran"
 )
 
 // repoRoot is the module root (for the demo disk and the launcher's source).
@@ -135,6 +139,10 @@ func startPod(t *testing.T, launcher, disk string) *pod {
 	p.exited = make(chan error, 1)
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
+			t.Logf("serial log:\n%s", b)
+		}
 		select {
 		case <-p.exited:
 		default:
@@ -197,16 +205,14 @@ func (w *world) startAgent(t *testing.T) {
 	vmis := kvf.Kubevirt().V1().VirtualMachineInstances()
 	pods := kf.Core().V1().Pods()
 	a := agent.New(agent.Config{
-		NodeName:    nodeName,
-		Locator:     podfs.Locator{KubeletRoot: w.pod.kubeletRoot},
-		Store:       store,
-		Dial:        virt.Dial,
-		BuildDomain: app.BuildDomain(true),
-		CloudInitISO: func(agent.CloudInitKind, []byte, []byte, []byte) ([]byte, error) {
-			return nil, fmt.Errorf("no cloud-init in this test")
-		},
-		VMIs: vmis.Lister(),
-		Pods: pods.Lister(),
+		NodeName:     nodeName,
+		Locator:      podfs.Locator{KubeletRoot: w.pod.kubeletRoot},
+		Store:        store,
+		Dial:         virt.Dial,
+		BuildDomain:  app.BuildDomain(true),
+		CloudInitISO: app.CloudInitISO,
+		VMIs:         vmis.Lister(),
+		Pods:         pods.Lister(),
 		UpdateStatus: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error {
 			_, err := w.kv.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
 			return err
@@ -263,11 +269,17 @@ func demoVMI() *kubevirtv1.VirtualMachineInstance {
 				// Firmware UUID as the apiserver's defaulting sets it.
 				Firmware: &kubevirtv1.Firmware{UUID: types.UID("5b3ee6a6-1d6b-5a4f-9c55-9c8f1b2a3c4e")},
 				Devices: kubevirtv1.Devices{
-					Disks: []kubevirtv1.Disk{{Name: "containerdisk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}}},
+					Disks: []kubevirtv1.Disk{
+						{Name: "containerdisk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}},
+						{Name: "cloudinitdisk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}},
+					},
 				},
 			},
 			Volumes: []kubevirtv1.Volume{{Name: "containerdisk", VolumeSource: kubevirtv1.VolumeSource{
-				ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "localhost/nativevirt-demo-disk:dev"}}}},
+				ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "localhost/nativevirt-demo-disk:dev"}}},
+				{Name: "cloudinitdisk", VolumeSource: kubevirtv1.VolumeSource{
+					CloudInitNoCloud: &kubevirtv1.CloudInitNoCloudSource{UserData: userData}}},
+			},
 		},
 		Status: kubevirtv1.VirtualMachineInstanceStatus{Phase: kubevirtv1.Scheduled, NodeName: nodeName},
 	}
@@ -362,6 +374,10 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 		return bytes.Contains(b, []byte(banner))
 	})
 	t.Logf("guest banner after %v", time.Since(t0).Round(time.Millisecond))
+	waitFor(t, 30*time.Second, "the cloud-init user data's output in the serial log", func() bool {
+		b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
+		return bytes.Contains(b, []byte(userDataMarker))
+	})
 
 	// Two console sessions share the console: input from one, output to both.
 	s1, err := w.agent.Console(ctx, ns, vmiName, vmiUID)
