@@ -16,6 +16,13 @@ const sectorSize = 2048
 // the cap only stops runaway input).
 const MaxImageSize = 256 << 20
 
+// padSectors are zero sectors at the end of every image (part of the
+// volume), as mkisofs adds by default: small readers probe past the data
+// (busybox's volume_id, used by findfs in small guests, reads the first
+// 68 KiB at once and finds no label on a shorter device), and old drives
+// read ahead past the last file.
+const padSectors = 150
+
 // maxImageSize is MaxImageSize; tests lower it.
 var maxImageSize uint64 = MaxImageSize
 
@@ -72,7 +79,7 @@ func BuildISO(volumeID string, files []File, modTime time.Time) ([]byte, error) 
 	ptSectors := sectors(pathTableSize)
 
 	// Layout: system area (16 sectors), primary volume descriptor,
-	// terminator, L and M path tables, directories, file data.
+	// terminator, L and M path tables, directories, file data, padding.
 	lba := uint32(16 + 2)
 	lPathTable := lba
 	lba += ptSectors
@@ -95,6 +102,7 @@ func BuildISO(volumeID string, files []File, modTime time.Time) ([]byte, error) 
 			lba += sectors(c.size)
 		}
 	}
+	lba += padSectors
 	total := uint64(lba) * sectorSize
 	if total > maxImageSize {
 		return nil, fmt.Errorf("iso9660: the image would be %d bytes, more than the %d byte cap", total, maxImageSize)

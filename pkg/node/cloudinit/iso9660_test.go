@@ -160,7 +160,7 @@ func TestBuildISODeterministic(t *testing.T) {
 
 func TestBuildISOErrors(t *testing.T) {
 	defer func(old uint64) { maxImageSize = old }(maxImageSize)
-	maxImageSize = 64 * sectorSize
+	maxImageSize = (64 + padSectors) * sectorSize
 	tests := []struct {
 		name     string
 		volumeID string
@@ -181,7 +181,7 @@ func TestBuildISOErrors(t *testing.T) {
 		{name: "duplicate", volumeID: "v", files: []File{{Path: "a"}, {Path: "a"}}, wantErr: "given twice"},
 		{name: "file then directory", volumeID: "v", files: []File{{Path: "a"}, {Path: "a/b"}}, wantErr: "it is a file"},
 		{name: "directory then file", volumeID: "v", files: []File{{Path: "a/b"}, {Path: "a"}}, wantErr: "also a directory"},
-		{name: "file over the cap", volumeID: "v", files: []File{{Path: "a", Data: make([]byte, 64*sectorSize+1)}}, wantErr: "over the"},
+		{name: "file over the cap", volumeID: "v", files: []File{{Path: "a", Data: make([]byte, (64+padSectors)*sectorSize+1)}}, wantErr: "over the"},
 		{name: "image over the cap", volumeID: "v", files: []File{{Path: "a", Data: make([]byte, 60*sectorSize)}}, wantErr: "byte cap"},
 		{name: "time out of range", volumeID: "v", modTime: time.Date(1800, 1, 1, 0, 0, 0, 0, time.UTC), wantErr: "years 1900 to 2155"},
 	}
@@ -192,6 +192,9 @@ func TestBuildISOErrors(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+	if _, err := BuildISO("v", []File{{Path: "a", Data: make([]byte, 40*sectorSize)}}, time.Time{}); err != nil {
+		t.Errorf("an image just under the cap: %v", err)
 	}
 }
 
@@ -220,5 +223,21 @@ func TestISOIdentifier(t *testing.T) {
 	}
 	if got := uniquify(strings.Repeat("A", 31), 12, true); got != strings.Repeat("A", 28)+"_12" {
 		t.Errorf("uniquify dir = %q", got)
+	}
+}
+
+// TestImageIsPadded keeps every image at least 150 sectors past its data:
+// busybox's label probe (findfs in small guests) reads 68 KiB at once and
+// sees no label on a shorter device.
+func TestImageIsPadded(t *testing.T) {
+	img, err := NoCloudISO([]byte("u"), []byte("m"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(img) < 0x11000 {
+		t.Errorf("image of %d bytes is shorter than busybox's probe buffer (69632)", len(img))
+	}
+	if !bytes.Equal(img[len(img)-padSectors*sectorSize:], make([]byte, padSectors*sectorSize)) {
+		t.Error("the last 150 sectors are not zero padding")
 	}
 }

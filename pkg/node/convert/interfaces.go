@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -271,19 +272,36 @@ func slirpInterface(n nic, vmi *kubevirtv1.VirtualMachineInstance, transitional,
 	if n.model == "virtio" && transitional {
 		model = "virtio-net-pci-transitional"
 	}
-	device := []string{model, "netdev=" + id, "id=" + id}
-	if n.iface.MacAddress != "" {
-		device = append(device, "mac="+strings.ToLower(n.iface.MacAddress))
-	}
+	device := qemuNIC{Driver: model, Netdev: id, ID: id, MAC: strings.ToLower(n.iface.MacAddress)}
 	if n.boot != nil {
-		device = append(device, fmt.Sprintf("bootindex=%d", n.boot.Order))
+		device.BootIndex = &n.boot.Order
 	} else {
-		device = append(device, "romfile=")
+		noROM := ""
+		device.ROMFile = &noROM
 	}
 	if n.iface.ACPIIndex > 0 {
-		device = append(device, fmt.Sprintf("acpi-index=%d", n.iface.ACPIIndex))
+		index := uint32(n.iface.ACPIIndex)
+		device.ACPIIndex = &index
 	}
-	return []string{"-netdev", strings.Join(netdev, ","), "-device", strings.Join(device, ",")}, nil
+	deviceJSON, err := json.Marshal(device)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(p, err)}
+	}
+	return []string{"-netdev", strings.Join(netdev, ","), "-device", string(deviceJSON)}, nil
+}
+
+// qemuNIC is a QEMU -device option in JSON. JSON matters: QEMU creates
+// devices given in the legacy key=value syntax before those given as JSON
+// (as libvirt gives its own), so a legacy NIC would grab the PCI slot
+// libvirt has reserved for another device.
+type qemuNIC struct {
+	Driver    string  `json:"driver"`
+	Netdev    string  `json:"netdev"`
+	ID        string  `json:"id"`
+	MAC       string  `json:"mac,omitempty"`
+	ROMFile   *string `json:"romfile,omitempty"`
+	BootIndex *uint32 `json:"bootindex,omitempty"`
+	ACPIIndex *uint32 `json:"acpi-index,omitempty"`
 }
 
 // masqueradeAddresses gives the gateway (first) and guest (second) address

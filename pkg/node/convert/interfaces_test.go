@@ -84,7 +84,7 @@ func TestSlirpInterfaces(t *testing.T) {
 		name: "defaults: KubeVirt's addresses, no forwards, no ROM",
 		vmi:  netVMI(kubevirtv1.Interface{}, nil),
 		want: []string{"-netdev", "user,id=nv-net-default,net=10.0.2.0/24,host=10.0.2.1,dhcpstart=10.0.2.2,hostname=vm1",
-			"-device", "virtio-net-pci,netdev=nv-net-default,id=nv-net-default,romfile="},
+			"-device", `{"driver":"virtio-net-pci","netdev":"nv-net-default","id":"nv-net-default","romfile":""}`},
 	}, {
 		name: "ports, CIDR, hostname, MAC, boot order, ACPI index, DHCP boot options",
 		vmi: func() *kubevirtv1.VirtualMachineInstance {
@@ -98,7 +98,7 @@ func TestSlirpInterfaces(t *testing.T) {
 		diskBoot: true,
 		want: []string{"-netdev", "user,id=nv-net-default,net=192.168.50.0/28,host=192.168.50.1,dhcpstart=192.168.50.2,hostname=web," +
 			"bootfile=boot,,x.efi,hostfwd=tcp::22-192.168.50.2:22,hostfwd=udp::5353-192.168.50.2:5353,hostfwd=tcp::8080-192.168.50.2:8080",
-			"-device", "e1000,netdev=nv-net-default,id=nv-net-default,mac=02:00:00:00:00:01,bootindex=2,acpi-index=1"},
+			"-device", `{"driver":"e1000","netdev":"nv-net-default","id":"nv-net-default","mac":"02:00:00:00:00:01","bootindex":2,"acpi-index":1}`},
 	}, {
 		name: "interface boot order without disk boot orders",
 		vmi: func() *kubevirtv1.VirtualMachineInstance {
