@@ -90,6 +90,14 @@ nv_step "apply"
 nv_kubectl apply -k "$OVERLAY" | sed 's/^/apply: /'
 
 nv_step "wait for the rollout"
+# A pod waiting out a crash-loop back-off keeps the rollout waiting for minutes even after the
+# cause outside the pod was fixed (RBAC, a Secret): restart such pods at once.
+for pod in $(nv_kubectl -n "$NS" get pods -l app.kubernetes.io/name=nativevirt-apiserver \
+	-o jsonpath='{range .items[*]}{.metadata.name} {.status.containerStatuses[*].state.waiting.reason}{"\n"}{end}' |
+	awk '$2 == "CrashLoopBackOff" {print $1}'); do
+	nv_log "restarting $pod (CrashLoopBackOff)"
+	nv_kubectl -n "$NS" delete pod "$pod" --wait=false
+done
 if ! nv_kubectl -n "$NS" rollout status deployment/nativevirt-apiserver --timeout="${TIMEOUT}s"; then
 	nv_kubectl -n "$NS" get pods -o wide >&2 || true
 	nv_kubectl -n "$NS" logs deployment/nativevirt-apiserver --tail=40 >&2 || true

@@ -358,17 +358,3 @@ func explainDescription(out string) string {
 	}
 	return strings.Join(strings.Fields(after), " ")
 }
-
-// eventually polls cond every second until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Second)
-	}
-}

@@ -36,7 +36,9 @@ const namespaceDeleteTimeout = 3 * time.Minute
 
 // TestNamespaceDeletionRemovesVMs deletes a namespace holding VMs, VMIs and a replica set: our
 // APIServices must not block kube-controller-manager's namespace deletion (they are Available
-// and serve deletecollection), and nothing of ours may be left behind in storage.
+// and serve deletecollection), and nothing of ours may be left behind in storage. With
+// nativevirt-controller running, the VMI gets a launcher pod and the controller's finalizer:
+// the controller must release it once namespace deletion has removed the pod.
 func TestNamespaceDeletionRemovesVMs(t *testing.T) {
 	c := requireNativeVirt(t)
 	ns := testNamespace(t, c, "e2e-nsdel")
@@ -88,7 +90,13 @@ func TestNamespaceDeletionRemovesVMs(t *testing.T) {
 	}
 
 	start := time.Now()
-	k.MustRun("delete", "namespace", ns, fmt.Sprintf("--timeout=%s", namespaceDeleteTimeout))
+	if _, err := k.Run("delete", "namespace", ns, fmt.Sprintf("--timeout=%s", namespaceDeleteTimeout)); err != nil {
+		// Say what holds the namespace: its conditions name failing discovery or content left,
+		// and what is left shows its finalizers.
+		_, _ = k.Run("get", "namespace", ns, "-o", "jsonpath={range .status.conditions[*]}{.type}={.status}: {.message}{\"\\n\"}{end}")
+		_, _ = k.Run("-n", ns, "get", "vm,vmi,vmirs,pods", "-o", "custom-columns=KIND:.kind,NAME:.metadata.name,DELETING:.metadata.deletionTimestamp,FINALIZERS:.metadata.finalizers,PHASE:.status.phase")
+		t.Fatalf("namespace %s not deleted after %s: %v", ns, namespaceDeleteTimeout, err)
+	}
 	took := time.Since(start)
 	_, err = k.Run("get", "namespace", ns)
 	if err == nil || !strings.Contains(err.Error(), "NotFound") {

@@ -71,3 +71,17 @@ func seedVMManifest(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// eventually polls cond every second until it holds or timeout passes.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Second)
+	}
+}
