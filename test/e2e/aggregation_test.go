@@ -171,16 +171,27 @@ func TestAggregationKubectl(t *testing.T) {
 			}
 		}},
 		{"explain virtualmachine.spec.runStrategy", func(t *testing.T, k *framework.Kubectl) {
-			for _, args := range [][]string{
-				{"explain", "virtualmachine.spec.runStrategy"},
-				{"explain", "virtualmachine.spec.runStrategy", "--api-version=kubevirt.io/v1alpha3"},
-			} {
-				out := explain(t, k, args...)
+			// The plain form as users type it, then pinned to each version: another group with a
+			// VirtualMachine kind (a CRD, say) could otherwise answer the plain form.
+			tests := []struct {
+				args      []string
+				wantGroup string
+			}{
+				{[]string{"explain", "virtualmachine.spec.runStrategy"}, ""},
+				{[]string{"explain", "virtualmachine.spec.runStrategy", "--api-version=kubevirt.io/v1"}, "GROUP: kubevirt.io VERSION: v1"},
+				{[]string{"explain", "virtualmachine.spec.runStrategy", "--api-version=kubevirt.io/v1alpha3"}, "GROUP: kubevirt.io VERSION: v1alpha3"},
+			}
+			for _, tc := range tests {
+				out := explain(t, k, tc.args...)
+				cmd := "kubectl " + strings.Join(tc.args, " ")
 				if !strings.Contains(out, "FIELD: runStrategy <string>") {
-					t.Errorf("kubectl %s: no FIELD line for runStrategy", strings.Join(args, " "))
+					t.Errorf("%s: no FIELD line for runStrategy", cmd)
 				}
 				if desc := explainDescription(out); len(desc) < 20 {
-					t.Errorf("kubectl %s: description %q is missing or too short", strings.Join(args, " "), desc)
+					t.Errorf("%s: description %q is missing or too short", cmd, desc)
+				}
+				if head := explainHeader(out); tc.wantGroup != "" && head != tc.wantGroup {
+					t.Errorf("%s: header %q, want %q", cmd, head, tc.wantGroup)
 				}
 			}
 		}},
@@ -348,6 +359,17 @@ func sorted(list []string) []string {
 	out := append([]string(nil), list...)
 	sort.Strings(out)
 	return out
+}
+
+// explainHeader is the GROUP and VERSION lines of kubectl explain's output, spaces collapsed.
+func explainHeader(out string) string {
+	var parts []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "GROUP:") || strings.HasPrefix(line, "VERSION:") {
+			parts = append(parts, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // explainDescription is the text under DESCRIPTION: in kubectl explain's output.
