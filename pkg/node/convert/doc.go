@@ -16,4 +16,19 @@
 // Input that the converter cannot honour is refused with an error naming the
 // field, never dropped: a guest without the device it asked for would be a
 // different machine.
+//
+// What the caller (the node agent) prepares before defining the domain, all
+// inside the launcher pod's volumes (paths in the XML are paths in the pod):
+//   - container disks: the pod's init containers copy them to
+//     VolumeImagePath; the caller reads the first bytes and passes
+//     DetectFormat's answer in Context.DiskFormats. libvirt puts a
+//     <transient/> overlay next to the image, so the copy is never written.
+//   - empty disks: a sparse raw file of the volume's capacity at VolumeImagePath.
+//   - cloud-init: the ISO from package cloudinit at CloudInitISOPath.
+//   - kernel boot: kernel and initrd at KernelBootPaths (copied by the pod).
+//   - claims: mounted at ClaimPath, or block devices at /dev/<volume>
+//     (Context.BlockVolumes); the launcher pod does not mount them yet.
+//   - networking: with TapMasquerade a tap device per interface
+//     (Context.TapDevices, default TapName) plus NAT and DHCP for the guest;
+//     with SlirpMasquerade nothing: QEMU forwards the declared ports.
 package convert
