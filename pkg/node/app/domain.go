@@ -33,27 +33,11 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 	}
 }
 
-// minISOSize is the smallest cloud-init disk handed to a guest. busybox's
-// blkid/findfs (cirros, the demo guest) reads the first 0x11000 bytes of a
-// device at once and finds no label on a shorter one; zeros past the ISO's
-// volume space are ignored by every reader.
-const minISOSize = 1 << 20
-
 // CloudInitISO renders a cloud-init ISO with package cloudinit: NoCloud
 // (label cidata) or ConfigDrive (label config-2), with the VMI's metadata.
 func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, userData, networkData []byte) ([]byte, error) {
-	var iso []byte
-	var err error
 	if kind == agent.ConfigDrive {
-		iso, err = cloudinit.ConfigDriveISO(userData, cloudinit.ConfigDriveMetaData(vmi), networkData)
-	} else {
-		iso, err = cloudinit.NoCloudISO(userData, cloudinit.NoCloudMetaData(vmi), networkData)
+		return cloudinit.ConfigDriveISO(userData, cloudinit.ConfigDriveMetaData(vmi), networkData)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if len(iso) < minISOSize {
-		iso = append(iso, make([]byte, minISOSize-len(iso))...)
-	}
-	return iso, nil
+	return cloudinit.NoCloudISO(userData, cloudinit.NoCloudMetaData(vmi), networkData)
 }

@@ -74,8 +74,10 @@ func TestCloudInitISO(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		if len(iso) < minISOSize {
-			t.Errorf("%s: ISO of %d bytes, want at least %d", kind, len(iso), minISOSize)
+		// busybox's findfs (cirros, the demo guest) sees no label on a device
+		// shorter than the 0x11000 bytes it reads at once.
+		if len(iso) < 0x11000 {
+			t.Errorf("%s: ISO of %d bytes, want at least %d", kind, len(iso), 0x11000)
 		}
 		if string(iso[0x8001:0x8006]) != "CD001" {
 			t.Errorf("%s: no ISO 9660 primary volume descriptor", kind)

@@ -273,8 +273,11 @@ func demoVMI() *kubevirtv1.VirtualMachineInstance {
 						{Name: "containerdisk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}},
 						{Name: "cloudinitdisk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}},
 					},
+					Interfaces: []kubevirtv1.Interface{{Name: "default",
+						InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}}}},
 				},
 			},
+			Networks: []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
 			Volumes: []kubevirtv1.Volume{{Name: "containerdisk", VolumeSource: kubevirtv1.VolumeSource{
 				ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "localhost/nativevirt-demo-disk:dev"}}},
 				{Name: "cloudinitdisk", VolumeSource: kubevirtv1.VolumeSource{
@@ -369,6 +372,9 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	t0 := time.Now()
 	waitFor(t, 60*time.Second, "phase Running", func() bool { return w.vmi(t).Status.Phase == kubevirtv1.Running })
 	t.Logf("Running after %v; interfaces %+v", time.Since(t0).Round(time.Millisecond), w.vmi(t).Status.Interfaces)
+	if ifs := w.vmi(t).Status.Interfaces; len(ifs) != 1 || ifs[0].IP != "10.244.0.9" {
+		t.Errorf("status.interfaces = %+v, want the pod IP 10.244.0.9 on interface default", ifs)
+	}
 	waitFor(t, 120*time.Second, "the banner in the serial log", func() bool {
 		b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
 		return bytes.Contains(b, []byte(banner))
