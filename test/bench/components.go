@@ -50,6 +50,19 @@ func (e *Env) handlerReady(ctx context.Context) (bool, string) {
 	return false, handlerName + " (node agent) not deployed"
 }
 
+// schedulableNode reports whether a node carries kubevirt.io/schedulable=true, which the node
+// agent sets and every launcher pod's nodeSelector requires.
+func (e *Env) schedulableNode(ctx context.Context) (bool, string) {
+	nodes, err := e.KubeClient.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kubevirt.io/schedulable=true"})
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(nodes.Items) == 0 {
+		return false, "no node labelled kubevirt.io/schedulable=true (the node agent labels its node)"
+	}
+	return true, ""
+}
+
 // smallVM is a running VirtualMachine as small as the demo guest allows: the control plane is
 // measured, not the guest. Grace period 0 so that clean-up does not wait for a shutdown.
 const smallVM = `apiVersion: kubevirt.io/v1

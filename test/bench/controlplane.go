@@ -60,13 +60,16 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	handlerOK, whyHandler := e.handlerReady(ctx)
 	skip := func(i int, reason string) {
 		n := names[i]
-		res.AddRow(n.label, strconv.Itoa(n.n), "not deployed: "+reason, "-", "-", "-", "-")
+		res.AddRow(n.label, strconv.Itoa(n.n), "skipped: "+reason, "-", "-", "-", "-")
 		if n.goal != "" {
-			res.Targets = append(res.Targets, Skipped(n.label, n.goal, "not deployed"))
+			res.Targets = append(res.Targets, Skipped(n.label, n.goal, "skipped"))
 		}
 		if i < 2 {
-			res.Targets = append(res.Targets, Skipped(n.label+": API writes per VMI start", "≤ 3", "not deployed"))
+			res.Targets = append(res.Targets, Skipped(n.label+": API writes per VMI start", "≤ 3", "skipped"))
 		}
+	}
+	if ctrlOK {
+		ctrlOK, why = e.schedulableNode(ctx)
 	}
 	if !ctrlOK {
 		for i := range names {
@@ -205,7 +208,7 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 			time.Sleep(interval)
 		}
 	}
-	timeout := 2*time.Minute + time.Duration(n)*time.Second
+	timeout := 90*time.Second + time.Duration(n)*(interval+time.Second)
 	select {
 	case <-done:
 	case <-time.After(timeout):

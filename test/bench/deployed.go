@@ -76,7 +76,14 @@ func (e *Env) useDeployment(ctx context.Context) error {
 		return nil
 	}
 	e.Server = &Server{
-		Refresh:  refresh,
+		Refresh: refresh,
+		ID: func(ctx context.Context) string {
+			p, _, err := e.servingPod(ctx, svc)
+			if err != nil {
+				return "none: " + err.Error()
+			}
+			return string(p.UID)
+		},
 		Mode:     ModeDeployed,
 		Describe: fmt.Sprintf("deployed: pod %s/%s (%s:%d), %s", pod.Namespace, pod.Name, pod.Status.PodIP, port, podResources(pod)),
 		PID: func() (int, error) {

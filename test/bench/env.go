@@ -84,6 +84,9 @@ type Server struct {
 	// Refresh waits until the server is available and updates Env.Direct in place when its
 	// address changed (nil: it cannot change).
 	Refresh func(context.Context) error
+	// ID identifies the server instance (the pod's UID, the process's PID): a suite during
+	// which it changed measured a restart, not the server.
+	ID func(context.Context) string
 }
 
 // Logf prints one progress line.

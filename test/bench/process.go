@@ -103,6 +103,7 @@ func (e *Env) startProcess(ctx context.Context) error {
 		Mode:     ModeProcess,
 		Describe: fmt.Sprintf("process %d on %s:%d (%s)", pid, bridgeIP, port, bin),
 		PID:      func() (int, error) { return pid, nil },
+		ID:       func(context.Context) string { return strconv.Itoa(pid) },
 		Notes: []string{"nativevirt-apiserver ran as a plain process of the machine, like kube-apiserver " +
 			"(no pod CPU weight), with delegated authentication and authorization"},
 	}

@@ -86,6 +86,11 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 		}
 	}
 	direct := targets[1]
+	for _, ns := range namespaces { // objects left by an interrupted attempt
+		if err := direct.DeleteAll(ctx, ns); err != nil {
+			return err
+		}
+	}
 	clients, err := direct.Clients(cfg.Workers)
 	if err != nil {
 		return err
