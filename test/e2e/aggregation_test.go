@@ -267,16 +267,22 @@ func TestAggregationKubectl(t *testing.T) {
 	}
 }
 
-// testFieldSelector creates two instances, gives them different phases through the status
-// subresource (no controller runs them), and selects each by status.phase. The node name is
-// one no node agent serves, and Succeeded is a final phase, so no controller touches them.
+// testFieldSelector creates two instances, gives them phases through the status subresource
+// (no node agent runs them), and selects them by status.phase and status.nodeName. Controllers
+// may act on them meanwhile: the running one has no node, so the node controller never fails it
+// as orphaned, and Succeeded is final. Phases only move forward, so re-reading them after the
+// queries tells whether a query could have seen another phase.
 func testFieldSelector(t *testing.T, k *framework.Kubectl, ns string) {
-	phases := map[string]string{"vmi-running": "Running", "vmi-succeeded": "Succeeded"}
-	for name, phase := range phases {
+	type status struct{ Phase, NodeName string }
+	set := map[string]status{
+		"vmi-running":   {Phase: "Running"},
+		"vmi-succeeded": {Phase: "Succeeded", NodeName: "e2e-no-such-node"},
+	}
+	for _, name := range []string{"vmi-running", "vmi-succeeded"} {
 		k.MustRunInput("apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: "+name+
 			"\nspec:\n  domain:\n    devices: {}\n    resources:\n      requests:\n        memory: 64M\n", "-n", ns, "apply", "-f", "-")
-		status, _ := json.Marshal(map[string]interface{}{"status": map[string]string{"phase": phase, "nodeName": "e2e-no-such-node"}})
-		k.MustRun("-n", ns, "patch", "vmi", name, "--subresource=status", "--type=merge", "-p", string(status))
+		st, _ := json.Marshal(map[string]interface{}{"status": map[string]string{"phase": set[name].Phase, "nodeName": set[name].NodeName}})
+		k.MustRun("-n", ns, "patch", "vmi", name, "--subresource=status", "--type=merge", "-p", string(st))
 	}
 	tests := []struct {
 		selector string
@@ -286,14 +292,25 @@ func testFieldSelector(t *testing.T, k *framework.Kubectl, ns string) {
 		{"status.phase=Succeeded", []string{"vmi-succeeded"}},
 		{"status.phase!=Running", []string{"vmi-succeeded"}},
 		{"status.phase=Failed", nil},
-		{"status.nodeName=e2e-no-such-node", []string{"vmi-running", "vmi-succeeded"}},
+		{"status.nodeName=e2e-no-such-node", []string{"vmi-succeeded"}},
 	}
 	k.MustRun("-n", ns, "get", "vmi", "--field-selector", "status.phase=Running")
+	got := map[string][]string{}
 	for _, tc := range tests {
 		out := k.MustRun("-n", ns, "get", "vmi", "--field-selector", tc.selector, "-o", "jsonpath={.items[*].metadata.name}")
-		got := strings.Fields(out)
-		sort.Strings(got)
-		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+		got[tc.selector] = sorted(strings.Fields(out))
+	}
+	after := map[string]status{}
+	out := k.MustRun("-n", ns, "get", "vmi", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.nodeName}{"\n"}{end}`)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := append(strings.Fields(line), "", "", "")
+		after[f[0]] = status{Phase: f[1], NodeName: f[2]}
+	}
+	if diff := cmp.Diff(set, after); diff != "" {
+		t.Fatalf("a controller changed the instances while the selectors were queried; the results prove nothing (-set +now):\n%s", diff)
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, got[tc.selector], cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("--field-selector %s (-want +got):\n%s", tc.selector, diff)
 		}
 	}
