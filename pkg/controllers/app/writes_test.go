@@ -2,13 +2,16 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +54,35 @@ func (l *writeLog) get() []string {
 	return append([]string(nil), l.writes...)
 }
 
+// mergePatchReactor applies JSON merge patches itself, so that the patched object gets a new
+// resourceVersion (the fake tracker keeps the old one).
+func mergePatchReactor(tracker clienttesting.ObjectTracker, nextRV func() string) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		pa, ok := a.(clienttesting.PatchAction)
+		if !ok || pa.GetPatchType() != types.MergePatchType {
+			return false, nil, nil
+		}
+		obj, err := tracker.Get(pa.GetResource(), pa.GetNamespace(), pa.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		merged, err := jsonpatch.MergePatch(raw, pa.GetPatch())
+		if err != nil {
+			return true, nil, err
+		}
+		out := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+		if err := json.Unmarshal(merged, out); err != nil {
+			return true, nil, err
+		}
+		out.(metav1.Object).SetResourceVersion(nextRV())
+		return true, out, tracker.Update(pa.GetResource(), out, pa.GetNamespace())
+	}
+}
+
 // dumpOnFail logs the writes and the instance when the test fails, to show where a start stalled.
 func dumpOnFail(t *testing.T, l *writeLog, get func() any) {
 	t.Cleanup(func() {
@@ -77,19 +109,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // a VM set to run until its instance is Scheduled (the pod bound and running, as
 // kube-scheduler and the kubelet would make it).
 func TestWritesPerStart(t *testing.T) {
+	// The fake trackers keep resourceVersions as given; a server bumps them on every write, and the
+	// controllers rely on that to know when their cache caught up with their own writes.
+	var rvMu sync.Mutex
+	rv := 100
 	podsGVR := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	vmisGVR := kubevirtv1.SchemeGroupVersion.WithResource("virtualmachineinstances")
 	vmsGVR := kubevirtv1.SchemeGroupVersion.WithResource("virtualmachines")
 
 	kube := kubefake.NewSimpleClientset()
 	kv := fake.NewSimpleClientset()
+	// First prepended, last to run: merge patches bump the resourceVersion too, as on a server.
+	kv.PrependReactor("patch", "*", mergePatchReactor(kv.Tracker(), func() string {
+		rvMu.Lock()
+		defer rvMu.Unlock()
+		rv++
+		return fmt.Sprint(rv)
+	}))
 	log := &writeLog{}
 	kube.PrependReactor("*", "*", log.reactor)
 	kv.PrependReactor("*", "*", log.reactor)
-	// The fake trackers keep resourceVersions as given; a server bumps them on every write, and the
-	// controllers rely on that to know when their cache caught up with their own writes.
-	var rvMu sync.Mutex
-	rv := 100
 	bump := func(a clienttesting.Action) (bool, runtime.Object, error) {
 		var obj runtime.Object
 		switch a := a.(type) {
