@@ -21,8 +21,10 @@ import (
 // CRDGroup is the group of the CRD target (c): not kubevirt.io, which the APIService owns.
 const CRDGroup = "kubevirt.bench.nativevirt.io"
 
-// CRDResource is the VirtualMachine resource of the CRD target.
-var CRDResource = schema.GroupVersionResource{Group: CRDGroup, Version: "v1", Resource: "virtualmachines"}
+// CRDResource is the VirtualMachine resource of the CRD target. Its kind is VirtualMachine, but
+// its plural and singular names are not virtualmachine(s): kubectl resolves those names across
+// groups, and other users of the cluster mean kubevirt.io by them while the benchmark runs.
+var CRDResource = schema.GroupVersionResource{Group: CRDGroup, Version: "v1", Resource: "benchvirtualmachines"}
 
 // InstallCRD creates the CRD of target (c): KubeVirt's VirtualMachine kind under CRDGroup, with
 // the structural schema generated from nativevirt-apiserver's OpenAPI v3 (direct), a status
@@ -49,7 +51,7 @@ func (e *Env) InstallCRD(ctx context.Context) (int, error) {
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: CRDGroup,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Plural: "virtualmachines", Singular: "virtualmachine", Kind: "VirtualMachine", ListKind: "VirtualMachineList",
+				Plural: CRDResource.Resource, Singular: "benchvirtualmachine", Kind: "VirtualMachine", ListKind: "VirtualMachineList",
 			},
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
