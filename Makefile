@@ -46,8 +46,8 @@ test-e2e: deps k8s-binaries build ## End-to-end tests against real kube-apiserve
 	$(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
-run: build ## Main job: start NativeVirt (today: the apiserver with embedded etcd, local dev mode).
-	hack/run-local-apiserver.sh
+run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all.
+	hack/run.sh
 
 .PHONY: clean
 clean: ## Remove build output (_output).

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# make run: the main job. On a fresh Debian 12 machine (root) it installs what is missing, builds
+# NativeVirt and Kubernetes, builds the images, starts a local single-node Kubernetes, deploys
+# NativeVirt into it, boots the demo VM and shows its console. Then it stays in the foreground:
+# Ctrl-C stops everything it started (hack/cluster/down.sh: by PID, no mounts or links left).
+#
+#   make run                 # or hack/run.sh
+#   NV_RUN_DETACH=1 make run # leave the cluster running and return (make down stops it)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cluster/control-plane.sh"
+cd "$NV_ROOT"
+
+[[ $(id -u) -eq 0 ]] || nv_die "make run needs root (packages, bridge, containerd, kubelet)"
+
+KUBECTL=("$NV_BIN/kubectl" --kubeconfig "$NV_KUBECONFIG")
+NATIVEVIRT=("$NV_BIN/nativevirt" --kubeconfig "$NV_KUBECONFIG")
+DEMO=vm-demo
+started_cluster=0
+
+stop_all() {
+	trap - INT TERM EXIT
+	if [[ $started_cluster == 1 ]]; then
+		echo
+		nv_log "stopping the local cluster"
+		"$NV_ROOT/hack/cluster/down.sh" || true
+	fi
+	exit "${1:-0}"
+}
+trap 'stop_all 130' INT TERM
+trap 'rc=$?; [[ $rc == 0 ]] || stop_all $rc' EXIT
+
+nv_step "packages"
+"$NV_ROOT/hack/install-deps.sh" | sed 's/^/  /'
+nv_step "build NativeVirt"
+make --no-print-directory build | sed 's/^/  /'
+nv_step "kubernetes binaries"
+NV_BIN_DIR=$NV_BIN "$NV_ROOT/hack/build-k8s.sh" | sed 's/^/  /'
+nv_step "local cluster"
+nv_cluster_up || started_cluster=1
+"$NV_ROOT/hack/cluster/up.sh" | sed 's/^/  /'
+nv_step "images"
+make --no-print-directory images | sed 's/^/  /'
+nv_step "deploy NativeVirt"
+NV_SKIP_BUILD=1 "$NV_ROOT/hack/deploy-local.sh" | sed 's/^/  /'
+
+nv_step "demo VM"
+"${KUBECTL[@]}" apply -f artifacts/examples/vm-demo.yaml
+vmi_phase() { "${KUBECTL[@]}" get vmi "$DEMO" -o jsonpath='{.status.phase}' 2>/dev/null; }
+if [[ $(vmi_phase) != Running ]]; then
+	"${NATIVEVIRT[@]}" start "$DEMO" 2>&1 | sed 's/^/  /' || true
+fi
+demo_running() { [[ $(vmi_phase) == Running ]]; }
+if ! nv_wait_for 300 "VMI $DEMO Running" demo_running; then
+	"${KUBECTL[@]}" get vm,vmi,pods -o wide >&2 || true
+	nv_die "the demo VM did not reach Running"
+fi
+
+nv_step "console"
+# The guest prints its prompt on the serial console once its init is done; poke it until it answers.
+console_lines() { { sleep 1; printf '\n'; sleep 1; printf 'uname -sr; cat /proc/uptime\n'; sleep 2; } |
+	timeout 15 "${NATIVEVIRT[@]}" console "$DEMO" 2>/dev/null | tr -d '\r' | sed 's/\x1b\[[0-9;]*[A-Za-z]//g'; }
+prompt_seen() { out=$(console_lines) && grep -q 'demo:~# ' <<<"$out"; }
+out=""
+if nv_wait_for 180 "the demo guest's shell prompt" prompt_seen; then
+	echo "--- last console lines of $DEMO ---"
+	tail -n 6 <<<"$out"
+	echo "-----------------------------------"
+else
+	nv_log "warning: no shell prompt on the console yet (the guest may still be booting)"
+fi
+nv_step_report
+"${KUBECTL[@]}" get vm,vmi,pods -o wide
+
+cat <<EOT
+
+NativeVirt is running. In another terminal:
+  export KUBECONFIG=$NV_KUBECONFIG
+  export PATH=$NV_BIN:\$PATH
+  kubectl get vm,vmi,pods -o wide
+  nativevirt console $DEMO            # Ctrl+] quits
+  nativevirt vnc $DEMO --proxy-only   # prints a local VNC port
+  nativevirt stop $DEMO; nativevirt start $DEMO
+  kubectl explain vm.spec
+EOT
+
+if [[ ${NV_RUN_DETACH:-0} == 1 ]]; then
+	trap - INT TERM EXIT
+	echo "Detached: the cluster keeps running; 'make down' stops it."
+	exit 0
+fi
+if [[ $started_cluster == 1 ]]; then
+	echo "Press Ctrl-C to stop everything."
+else
+	echo "The cluster was already up before this run: Ctrl-C leaves it running ('make down' stops it)."
+fi
+while true; do sleep 3600 & wait $!; done
