@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +37,9 @@ const etcdPathPrefix = "/registry/kubevirt.io"
 // maxRequestBodyBytes caps request bodies (413 above it); the embedded etcd accepts a bit more
 // so that every body the server accepts can be stored.
 const maxRequestBodyBytes = 3 * 1024 * 1024
+
+// shutdownWatchGracePeriod bounds how long shutdown waits for open watches to drain.
+const shutdownWatchGracePeriod = 5 * time.Second
 
 // Options are the flags of nativevirt-apiserver.
 type Options struct {
@@ -155,6 +159,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	cfg.FeatureGate = utilfeature.DefaultFeatureGate
 	cfg.MaxRequestBodyBytes = maxRequestBodyBytes
+	// Close open watches at shutdown (clients re-establish them elsewhere) instead of waiting for
+	// them: otherwise SIGTERM only takes effect when the kubelet kills the pod after its grace period.
+	cfg.ShutdownWatchTerminationGracePeriod = shutdownWatchGracePeriod
 	apiserver.SetOpenAPI(cfg)
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
