@@ -53,6 +53,7 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			cfg.Creates, cfg.Gets, cfg.Lists, cfg.Creates, cfg.WatchEvents),
 		"ops/s": "create/get/list: successful requests per second of wall time; watch: events received per second by all watchers together",
 		"watch": "every client watches the namespace; one writer creates objects one after the other; latency = event received − create sent",
+		"quiet": "before each operation, the benchmark waits until nativevirt-apiserver served no kubevirt.io write for 2 s (a deployed controller writes the status of new VMs; nothing acts on the CRD's objects)",
 	}
 	for _, t := range targets {
 		res.Setup["target ("+t.Name+")"] = t.Label
@@ -76,6 +77,9 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			}
 		}
 		for _, op := range apiOps {
+			if _, _, err := waitWritesQuiet(ctx, e, 2*time.Second, time.Minute); err != nil {
+				return res, err
+			}
 			recs := make([]Recorder, len(targets))
 			walls := make([]time.Duration, len(targets))
 			for round := 0; round < rounds; round++ {
