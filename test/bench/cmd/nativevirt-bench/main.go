@@ -56,6 +56,7 @@ func run() int {
 		"how to reach nativevirt-apiserver: auto (the deployment, deployed if missing), deployed, process (a process of this machine)")
 	keep := flag.Bool("keep-cluster", os.Getenv("NV_BENCH_KEEP_CLUSTER") == "1", "leave a cluster this run started running")
 	scaleVMs := flag.Int("scale-vms", 0, "override the number of VMs of the scale suite")
+	doc := flag.String("doc", "", "also write the summary into this Markdown file between the lines "+docBegin+" and "+docEnd)
 	flag.Parse()
 
 	sz := full
@@ -175,6 +176,11 @@ func run() int {
 	if err := writeSummary(outDir, machine, started, *quickMode, results); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		failed = true
+	} else if *doc != "" {
+		if err := updateDoc(*doc, filepath.Join(outDir, "summary.md")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			failed = true
+		}
 	}
 	fmt.Printf("\nnativevirt-bench: %.0f s; results in %s\n", time.Since(started).Seconds(), outDir)
 	if ctx.Err() != nil {
@@ -206,6 +212,31 @@ func writeSummary(dir string, m bench.Machine, started time.Time, quick bool, re
 		r.Markdown(f)
 	}
 	return errors.Join(f.Close())
+}
+
+// Markers of the generated part of a document (-doc).
+const (
+	docBegin = "<!-- bench:begin -->"
+	docEnd   = "<!-- bench:end -->"
+)
+
+// updateDoc replaces what lies between the markers in doc with the summary.
+func updateDoc(doc, summary string) error {
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		return err
+	}
+	sum, err := os.ReadFile(summary)
+	if err != nil {
+		return err
+	}
+	before, rest, ok := strings.Cut(string(b), docBegin)
+	_, after, ok2 := strings.Cut(rest, docEnd)
+	if !ok || !ok2 {
+		return fmt.Errorf("%s has no %s ... %s section", doc, docBegin, docEnd)
+	}
+	out := before + docBegin + "\n" + strings.TrimSpace(string(sum)) + "\n" + docEnd + after
+	return os.WriteFile(doc, []byte(out), 0o644)
 }
 
 func envOr(key, def string) string {
