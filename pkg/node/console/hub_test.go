@@ -128,8 +128,11 @@ func TestSlowSessionDropped(t *testing.T) {
 	fast, _ := h.Attach()
 	defer fast.Close()
 	gc := g.last()
-	// The fast session keeps reading; the slow one never does.
+	// The fast session keeps reading; the slow one never does. Each byte is written only once
+	// the fast session has read the previous one, so the fast session can never fall behind
+	// (whatever the scheduler does) while the slow one's buffer fills up.
 	read := make(chan int, 1)
+	got := make(chan struct{})
 	go func() {
 		n := 0
 		buf := make([]byte, 1)
@@ -139,12 +142,17 @@ func TestSlowSessionDropped(t *testing.T) {
 				break
 			}
 			n += m
+			got <- struct{}{}
 		}
+		close(got)
 		read <- n
 	}()
 	for i := 0; i < sessionBuffer+10; i++ {
 		if _, err := gc.Write([]byte{'a'}); err != nil {
 			t.Fatal(err)
+		}
+		if _, ok := <-got; !ok {
+			break
 		}
 	}
 	if n := <-read; n != sessionBuffer+10 {
