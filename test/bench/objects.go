@@ -3,7 +3,6 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,8 +34,20 @@ write_files:
 - path: /etc/motd
   content: |
     %[1]s is managed by NativeVirt; changes outside configuration management are lost.
+- path: /etc/systemd/system/billing-worker.service
+  permissions: "0644"
+  content: |
+    [Unit]
+    Description=billing worker
+    After=network-online.target
+    [Service]
+    ExecStart=/usr/local/bin/billing-worker --queue=payments --concurrency=4
+    Restart=on-failure
+    [Install]
+    WantedBy=multi-user.target
 runcmd:
 - systemctl enable --now qemu-guest-agent chrony
+- systemctl enable --now billing-worker
 - echo "hello from %[1]s" > /dev/console
 `
 
@@ -126,17 +137,4 @@ func JSONSize(u *unstructured.Unstructured) int {
 		return 0
 	}
 	return len(b)
-}
-
-// nameIndex extracts the number after the last '-' of a generated name, or -1.
-func nameIndex(name string) int {
-	i := strings.LastIndexByte(name, '-')
-	if i < 0 {
-		return -1
-	}
-	var n int
-	if _, err := fmt.Sscanf(name[i+1:], "%d", &n); err != nil {
-		return -1
-	}
-	return n
 }
