@@ -212,7 +212,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	if !c.expectations.VersionSatisfied(key) {
 		// The cache has not caught up with our own status write; its event requeues.
-		return loop.Result{}, nil
+		return loop.Result{RequeueAfter: expectations.RecheckAfter}, nil
 	}
 	rs := cached.DeepCopy()
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmirs", klog.KObj(rs)))
@@ -241,7 +241,11 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 
 	var failReason string
 	var failure error
-	if c.expectations.CreatesDeletesSatisfied(key) && !rs.Spec.Paused && rs.DeletionTimestamp == nil && claimErr == nil {
+	var res loop.Result
+	switch {
+	case !c.expectations.CreatesDeletesSatisfied(key):
+		res.RequeueAfter = expectations.RecheckAfter
+	case !rs.Spec.Paused && rs.DeletionTimestamp == nil && claimErr == nil:
 		p := planScale(Replicas(rs), active)
 		failReason, failure = c.replicas.execute(ctx, key, rs, p, finished)
 	}
@@ -258,5 +262,5 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if claimErr != nil {
 		return loop.Result{}, claimErr
 	}
-	return loop.Result{}, failure
+	return res, failure
 }

@@ -170,7 +170,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	if !c.expectations.Satisfied(key) {
 		// The cache lags behind our own last writes; the event that catches it up requeues.
-		return loop.Result{}, nil
+		return loop.Result{RequeueAfter: expectations.RecheckAfter}, nil
 	}
 	vm := cached.DeepCopy()
 	logger := klog.FromContext(ctx).WithValues("vm", klog.KObj(vm))

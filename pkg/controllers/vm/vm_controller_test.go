@@ -14,6 +14,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/fake"
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 )
 
 type fixture struct {
@@ -126,10 +127,14 @@ func TestSyncStartCostsTwoWrites(t *testing.T) {
 		t.Errorf("status after start = created %v %s, want created Starting", stored.Status.Created, stored.Status.PrintableStatus)
 	}
 
-	// The VM status update arrives before the new instance: the expectation holds the sync back.
+	// The VM status update arrives before the new instance: the expectation holds the sync back,
+	// and the key is looked at again should the instance's event never come.
 	_ = f.vms(stored)
 	if got := f.sync(); len(got) != 0 {
 		t.Errorf("sync before the instance is observed wrote %v", got)
+	}
+	if res, err := f.c.sync(context.Background(), "default/vm-cirros"); err != nil || res.RequeueAfter != expectations.RecheckAfter {
+		t.Errorf("held-back sync = %+v, %v; want a recheck after %s", res, err, expectations.RecheckAfter)
 	}
 
 	// The instance shows up and moves through its early phases: no further VM write.

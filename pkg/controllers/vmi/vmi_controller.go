@@ -185,7 +185,8 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		return loop.Result{}, err
 	}
 	if !c.expectations.Satisfied(key) {
-		return loop.Result{}, nil
+		// The cache lags behind our own last writes; the event that catches it up requeues.
+		return loop.Result{RequeueAfter: expectations.RecheckAfter}, nil
 	}
 	vmi := cached.DeepCopy()
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmi", klog.KObj(vmi)))

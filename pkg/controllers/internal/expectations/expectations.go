@@ -15,6 +15,11 @@ import (
 // DefaultTTL is how long an unobserved expectation blocks its key.
 const DefaultTTL = 5 * time.Minute
 
+// RecheckAfter is when a controller that skipped a key for an unsatisfied expectation looks at
+// it again: normally the awaited event comes first, but should it never come (a lost watch
+// event), the expired expectation must not leave the key alone until some unrelated change.
+const RecheckAfter = DefaultTTL + time.Second
+
 // Expectations tracks, per controller key, pending creations (a count) and deletions (by UID,
 // so a repeated event is harmless).
 type Expectations struct {
