@@ -2,9 +2,9 @@
 # cluster's containerd when it runs). Each script caches its work and rebuilds only what changed.
 # Included by the top-level Makefile.
 
-.PHONY: images image-nativevirt image-launcher image-demo-disk guest-image
+.PHONY: images image-nativevirt image-launcher image-handler image-demo-disk guest-image
 
-images: image-nativevirt image-launcher image-demo-disk ## Build the launcher, nativevirt and demo images
+images: image-nativevirt image-launcher image-handler image-demo-disk ## Build the nativevirt, launcher, handler and demo images
 	@ls -s --block-size=M $(OUT)/images/*.tar
 
 image-nativevirt: build ## Build localhost/nativevirt:dev from _output/bin.
@@ -15,6 +15,9 @@ image-launcher: deps ## Build localhost/nativevirt-launcher:dev (debootstrap'd l
 	@# make build links nativevirt-copy-disk statically too (standard library only): keep it so.
 	@if [[ -f $(BIN)/nativevirt-copy-disk ]] && ldd $(BIN)/nativevirt-copy-disk >/dev/null 2>&1; then \
 		echo "$(BIN)/nativevirt-copy-disk is dynamically linked: it must stay static" >&2; exit 1; fi
+
+image-handler: image-launcher ## Build localhost/nativevirt-handler:dev (the node agent on the launcher's rootfs).
+	hack/images/build-handler.sh
 
 image-demo-disk: deps ## Build the demo guest and its containerDisk image localhost/nativevirt-demo-disk:dev.
 	hack/images/build-demo-disk.sh
