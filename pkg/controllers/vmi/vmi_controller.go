@@ -12,6 +12,7 @@ package vmi
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +50,17 @@ type Controller struct {
 	meta         metadataAPI
 	updateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error)
 	now          func() time.Time
+	// podCreated remembers when this controller created an instance's pod, for the
+	// schedulingGrace below (keys are removed once the instance leaves Pending).
+	podCreatedMu sync.Mutex
+	podCreated   map[string]time.Time
 }
+
+// schedulingGrace is how long a freshly created pod may stay unbound before the instance is
+// written as Scheduling. kube-scheduler normally binds within milliseconds: waiting a moment lets
+// Pending go straight to Scheduled, one status write per start instead of two. An unschedulable
+// pod is reported (Scheduling, PodScheduled=False) once the grace has passed.
+const schedulingGrace = time.Second
 
 // New wires the controller to its informers. The pod informer should list launcher pods only
 // (podindex.LauncherSelector); Run starts the controller.
@@ -64,6 +75,7 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		synced:       []cache.InformerSynced{vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		expectations: expectations.New(),
 		now:          time.Now,
+		podCreated:   map[string]time.Time{},
 	}
 	c.queue = loop.New(Name, c.sync)
 	c.pods = podAPI{
@@ -179,6 +191,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	cached, err := c.vmiLister.VirtualMachineInstances(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.expectations.Delete(key)
+		c.forgetPodCreated(key)
 		return loop.Result{}, nil
 	}
 	if err != nil {
@@ -210,12 +223,23 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		}
 		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
+	before := len(pods)
 	pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
 	if err != nil {
 		return loop.Result{}, err
 	}
+	if len(pods) > before {
+		c.notePodCreated(key)
+	}
 
 	status := computeStatus(vmi, pods, c.now())
+	if wait := c.schedulingWait(key, &vmi.Status, &status); wait > 0 {
+		// The binding's pod event brings the instance back sooner in the normal case.
+		return loop.Result{RequeueAfter: wait}, nil
+	}
+	if status.Phase != kubevirtv1.Pending && status.Phase != kubevirtv1.VmPhaseUnset {
+		c.forgetPodCreated(key)
+	}
 	if !statusEqual(&vmi.Status, &status) && writeWorthy(&vmi.Status, &status) {
 		if status.Phase != vmi.Status.Phase {
 			klog.FromContext(ctx).V(2).Info("Phase changed", "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
@@ -226,14 +250,36 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		}
 		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
-	if node := vmi.Status.NodeName; node != "" && !vmis.IsFinal(vmi) && vmi.Labels[kubevirtv1.NodeNameLabel] != node {
-		labelled, err := c.meta.setNodeLabel(ctx, vmi, node)
-		if err != nil {
-			return loop.Result{}, fmt.Errorf("labelling the instance with its node: %w", err)
-		}
-		c.expectations.ExpectVersion(key, labelled.ResourceVersion)
-	}
 	return loop.Result{}, nil
+}
+
+func (c *Controller) notePodCreated(key string) {
+	c.podCreatedMu.Lock()
+	defer c.podCreatedMu.Unlock()
+	c.podCreated[key] = c.now()
+}
+
+func (c *Controller) forgetPodCreated(key string) {
+	c.podCreatedMu.Lock()
+	defer c.podCreatedMu.Unlock()
+	delete(c.podCreated, key)
+}
+
+// schedulingWait is how much longer to hold back a Pending → Scheduling write (0: write now).
+func (c *Controller) schedulingWait(key string, old, updated *kubevirtv1.VirtualMachineInstanceStatus) time.Duration {
+	if updated.Phase != kubevirtv1.Scheduling || (old.Phase != kubevirtv1.Pending && old.Phase != kubevirtv1.VmPhaseUnset) {
+		return 0
+	}
+	if cond := findCondition(updated, podScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
+		return 0 // the scheduler already said why it cannot place the pod: report it at once
+	}
+	c.podCreatedMu.Lock()
+	created, ok := c.podCreated[key]
+	c.podCreatedMu.Unlock()
+	if !ok {
+		return 0
+	}
+	return schedulingGrace - c.now().Sub(created)
 }
 
 // finalize deletes the pods of a deleted instance and removes the finalizer once none is left:

@@ -129,13 +129,10 @@ func testVMI(opts ...func(*kubevirtv1.VirtualMachineInstance)) *kubevirtv1.Virtu
 
 func TestSyncStartWrites(t *testing.T) {
 	f := newFixture(t, testVMI())
-	// 1. The pod is created and the instance goes to Scheduling in the same sync.
-	if diff := cmp.Diff([]string{"create pods", "update virtualmachineinstances/status"}, f.sync()); diff != "" {
+	// 1. The pod is created; the Scheduling write waits for the scheduling grace (the binding
+	// normally comes first, and Pending goes straight to Scheduled).
+	if diff := cmp.Diff([]string{"create pods"}, f.sync()); diff != "" {
 		t.Fatalf("first sync (-want +got):\n%s", diff)
-	}
-	vmi := f.refresh()
-	if vmi.Status.Phase != kubevirtv1.Scheduling {
-		t.Errorf("phase = %s, want Scheduling", vmi.Status.Phase)
 	}
 	pods := f.pods()
 	if len(pods) != 1 {
@@ -150,29 +147,29 @@ func TestSyncStartWrites(t *testing.T) {
 	_ = f.podStore.Add(pod)
 	f.c.podAdded(pod)
 	if got := f.sync(); len(got) != 0 {
-		t.Errorf("sync with the pod observed wrote %v", got)
+		t.Errorf("sync with the unbound pod observed inside the grace wrote %v", got)
 	}
 
-	// 3. Bound, containers starting: still no write.
+	// 3. Bound (containers still starting): Scheduled with the node name, in one write.
 	bound("node1")(pod)
 	pod.Status.Phase = corev1.PodPending
 	_ = f.podStore.Update(pod)
-	if got := f.sync(); len(got) != 0 {
-		t.Errorf("bound pod not yet running: writes %v", got)
-	}
-
-	// 4. Running: Scheduled, node name, and the node label.
-	pod.Status.Phase = corev1.PodRunning
-	_ = f.podStore.Update(pod)
-	if diff := cmp.Diff([]string{"patch virtualmachineinstances", "update virtualmachineinstances/status"}, f.sync()); diff != "" {
+	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, f.sync()); diff != "" {
 		t.Fatalf("scheduled sync (-want +got):\n%s", diff)
 	}
-	vmi = f.refresh()
-	if vmi.Status.Phase != kubevirtv1.Scheduled || vmi.Status.NodeName != "node1" || vmi.Labels[kubevirtv1.NodeNameLabel] != "node1" {
-		t.Errorf("after scheduling: phase %s node %q label %q", vmi.Status.Phase, vmi.Status.NodeName, vmi.Labels[kubevirtv1.NodeNameLabel])
+	vmi := f.refresh()
+	if vmi.Status.Phase != kubevirtv1.Scheduled || vmi.Status.NodeName != "node1" {
+		t.Errorf("after scheduling: phase %s node %q", vmi.Status.Phase, vmi.Status.NodeName)
 	}
 	if got := f.sync(); len(got) != 0 {
 		t.Errorf("steady state writes %v", got)
+	}
+
+	// 4. Running pod: nothing new for this controller.
+	pod.Status.Phase = corev1.PodRunning
+	_ = f.podStore.Update(pod)
+	if got := f.sync(); len(got) != 0 {
+		t.Errorf("running pod: writes %v", got)
 	}
 
 	// 5. The node agent takes over: Running is not touched.
@@ -184,9 +181,40 @@ func TestSyncStartWrites(t *testing.T) {
 	}
 }
 
+// TestSyncSchedulingAfterGrace: a pod still unbound after the grace is reported as Scheduling,
+// and a pod the scheduler already refused is reported at once.
+func TestSyncSchedulingAfterGrace(t *testing.T) {
+	f := newFixture(t, testVMI())
+	f.sync()
+	pod := f.pods()[0].DeepCopy()
+	_ = f.podStore.Add(pod)
+	f.c.podAdded(pod)
+	if got := f.sync(); len(got) != 0 {
+		t.Fatalf("inside the grace: writes %v", got)
+	}
+	now := testNow.Add(schedulingGrace)
+	f.c.now = func() time.Time { return now }
+	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, f.sync()); diff != "" {
+		t.Fatalf("after the grace (-want +got):\n%s", diff)
+	}
+	if vmi := f.refresh(); vmi.Status.Phase != kubevirtv1.Scheduling {
+		t.Errorf("phase = %s, want Scheduling", vmi.Status.Phase)
+	}
+
+	g := newFixture(t, testVMI())
+	g.sync()
+	pod = g.pods()[0].DeepCopy()
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	_ = g.podStore.Add(pod)
+	g.c.podAdded(pod)
+	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, g.sync()); diff != "" {
+		t.Fatalf("unschedulable pod inside the grace (-want +got):\n%s", diff)
+	}
+}
+
 func TestSyncStandaloneGetsFinalizer(t *testing.T) {
 	f := newFixture(t, testVMI(func(v *kubevirtv1.VirtualMachineInstance) { v.Finalizers = nil }))
-	if diff := cmp.Diff([]string{"create pods", "patch virtualmachineinstances", "update virtualmachineinstances/status"}, f.sync()); diff != "" {
+	if diff := cmp.Diff([]string{"create pods", "patch virtualmachineinstances"}, f.sync()); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if vmi := f.refresh(); !hasFinalizer(vmi) {

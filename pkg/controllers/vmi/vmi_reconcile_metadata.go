@@ -53,12 +53,3 @@ func (a *metadataAPI) setFinalizer(ctx context.Context, vmi *kubevirtv1.VirtualM
 	}
 	return a.patch(ctx, vmi.Namespace, vmi.Name, data)
 }
-
-// setNodeLabel labels the instance with its node (kubevirt.io/nodeName), for `kubectl get vmi -l`.
-func (a *metadataAPI) setNodeLabel(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, node string) (*kubevirtv1.VirtualMachineInstance, error) {
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{kubevirtv1.NodeNameLabel: node}}})
-	if err != nil {
-		return nil, err
-	}
-	return a.patch(ctx, vmi.Namespace, vmi.Name, data)
-}

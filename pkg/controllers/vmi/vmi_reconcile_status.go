@@ -67,7 +67,7 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 }
 
 // nextPhase is the phase state machine for the part this controller owns:
-// Pending → Scheduling (pod exists) → Scheduled (pod bound and running), and Failed when the pod
+// Pending → Scheduling (pod exists) → Scheduled (pod bound to a node), and Failed when the pod
 // fails, is deleted or disappears before the node agent reported Running.
 func nextPhase(old kubevirtv1.VirtualMachineInstancePhase, pod *corev1.Pod) (kubevirtv1.VirtualMachineInstancePhase, string) {
 	switch {
@@ -80,10 +80,8 @@ func nextPhase(old kubevirtv1.VirtualMachineInstancePhase, pod *corev1.Pod) (kub
 		return kubevirtv1.Failed, ReasonPodFailed
 	case pod.DeletionTimestamp != nil:
 		return kubevirtv1.Failed, ReasonPodTerminating
-	case pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodRunning:
-		return kubevirtv1.Scheduled, ""
-	case old == kubevirtv1.Scheduled:
-		// Bound and running once; a pod does not go back to Pending.
+	case pod.Spec.NodeName != "":
+		// Bound: the node agent of that node takes over once the launcher is ready.
 		return kubevirtv1.Scheduled, ""
 	default:
 		return kubevirtv1.Scheduling, ""

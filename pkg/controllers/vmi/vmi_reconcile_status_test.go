@@ -68,7 +68,7 @@ func TestNextPhase(t *testing.T) {
 		{name: "new, no pod", old: "", want: kubevirtv1.Pending},
 		{name: "pod created", old: "", pod: newPod("p"), want: kubevirtv1.Scheduling},
 		{name: "pod pending", old: kubevirtv1.Scheduling, pod: newPod("p", podPhase(corev1.PodPending)), want: kubevirtv1.Scheduling},
-		{name: "bound, containers starting", old: kubevirtv1.Scheduling, pod: newPod("p", bound("n1"), podPhase(corev1.PodPending)), want: kubevirtv1.Scheduling},
+		{name: "bound, containers starting", old: kubevirtv1.Scheduling, pod: newPod("p", bound("n1"), podPhase(corev1.PodPending)), want: kubevirtv1.Scheduled},
 		{name: "bound and running", old: kubevirtv1.Scheduling, pod: newPod("p", bound("n1"), podPhase(corev1.PodRunning)), want: kubevirtv1.Scheduled},
 		{name: "running pod seen late", old: kubevirtv1.Pending, pod: newPod("p", bound("n1"), podPhase(corev1.PodRunning)), want: kubevirtv1.Scheduled},
 		{name: "pod failed while scheduling", old: kubevirtv1.Scheduling, pod: newPod("p", podPhase(corev1.PodFailed)), want: kubevirtv1.Failed, wantReason: ReasonPodFailed},

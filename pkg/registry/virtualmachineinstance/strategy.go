@@ -45,10 +45,20 @@ func prepareForUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
 	}
 }
 
-// prepareForStatusUpdate keeps everything but status as it was.
+// prepareForStatusUpdate keeps everything but status as it was, and mirrors status.nodeName into
+// the kubevirt.io/nodeName label (`kubectl get vmi -l kubevirt.io/nodeName=...` as with KubeVirt).
+// The server keeps the label in step, so no controller spends a write on it.
 func prepareForStatusUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
 	newVMI.Spec = oldVMI.Spec
 	store.KeepMetadata(&newVMI.ObjectMeta, &oldVMI.ObjectMeta)
+	if node := newVMI.Status.NodeName; node != "" && newVMI.Labels[kubevirtv1.NodeNameLabel] != node {
+		labels := make(map[string]string, len(newVMI.Labels)+1)
+		for k, v := range newVMI.Labels {
+			labels[k] = v
+		}
+		labels[kubevirtv1.NodeNameLabel] = node
+		newVMI.Labels = labels
+	}
 }
 
 // SelectableFields are the fields a field selector may name. The node agent watches only the

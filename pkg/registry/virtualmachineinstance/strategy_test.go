@@ -55,6 +55,19 @@ func TestPrepareForCreateAndStatus(t *testing.T) {
 	if upd.Spec.Hostname != "" || upd.Status.Phase != kubevirtv1.Scheduling {
 		t.Errorf("status update: spec.hostname=%q phase=%q, want spec kept and phase Scheduling", upd.Spec.Hostname, upd.Status.Phase)
 	}
+	// The server mirrors status.nodeName into the kubevirt.io/nodeName label; other label changes
+	// through /status are dropped.
+	old = upd.DeepCopy()
+	upd = old.DeepCopy()
+	upd.Labels = map[string]string{"through": "status"}
+	upd.Status.NodeName = "node-b"
+	status.PrepareForUpdate(context.Background(), upd, old)
+	if diff := cmp.Diff(map[string]string{kubevirtv1.NodeNameLabel: "node-b"}, upd.Labels); diff != "" {
+		t.Errorf("labels after a status update (-want +got):\n%s", diff)
+	}
+	if old.Labels != nil {
+		t.Errorf("the old object's labels were modified: %v", old.Labels)
+	}
 }
 
 func TestTable(t *testing.T) {
