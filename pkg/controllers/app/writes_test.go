@@ -106,8 +106,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestWritesPerStart runs every controller on shared informers and counts the API writes from
-// a VM set to run until its instance is Scheduled (the pod bound and running, as
-// kube-scheduler and the kubelet would make it).
+// a VM set to run until its instance is Scheduled (the pod bound, as
+// kube-scheduler would make it).
 func TestWritesPerStart(t *testing.T) {
 	// The fake trackers keep resourceVersions as given; a server bumps them on every write, and the
 	// controllers rely on that to know when their cache caught up with their own writes.

@@ -1,7 +1,7 @@
 // Package vmi is the VirtualMachineInstance controller: it creates the launcher pod of each
 // instance (exactly one, rendered by pkg/launcherpod), follows the pod to move the instance
-// through Pending → Scheduling → Scheduled (pod bound and running; status.nodeName and the
-// kubevirt.io/nodeName label set), fails the instance when its pod fails or disappears before
+// through Pending → Scheduling → Scheduled (pod bound; status.nodeName set, from which the
+// apiserver mirrors the kubevirt.io/nodeName label), fails the instance when its pod fails or disappears before
 // the node agent reported Running, and on deletion removes the pods before it lets the
 // instance go (finalizer kubevirt.io/virtualMachineControllerFinalize).
 //
