@@ -27,7 +27,7 @@ generate: ## Regenerate deepcopy, defaulters, OpenAPI and clients (k8s.io/code-g
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## gofmt, go vet and generated-code drift.
+verify: deps ## gofmt, go vet and generated-code drift.
 	hack/verify.sh
 
 .PHONY: test
