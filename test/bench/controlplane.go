@@ -139,7 +139,7 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 // (the deletions' writes would be mixed in).
 func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval time.Duration, phase string, deleteEarly bool) (startRun, error) {
 	var out startRun
-	c, err := NewClient(e.Kube)
+	c, err := NewWatchClient(e.Kube)
 	if err != nil {
 		return out, err
 	}

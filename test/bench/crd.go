@@ -77,7 +77,10 @@ func (e *Env) InstallCRD(ctx context.Context) (int, error) {
 	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		return 0, fmt.Errorf("create CRD %s: %w", crd.Name, err)
 	}
-	e.OnClose("CRD "+crd.Name, func(ctx context.Context) error { return deleteCRD(ctx, crds, crd.Name) })
+	if !e.crdInstalled { // not again when a suite runs again
+		e.crdInstalled = true
+		e.OnClose("CRD "+crd.Name, func(ctx context.Context) error { return deleteCRD(ctx, crds, crd.Name) })
+	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,9 +63,10 @@ type Env struct {
 	// Server describes the nativevirt-apiserver under test.
 	Server *Server
 
-	opts       Options
-	cleanups   []cleanup
-	namespaces []string
+	opts         Options
+	cleanups     []cleanup
+	namespaces   []string
+	crdInstalled bool
 }
 
 type cleanup struct {
@@ -205,6 +207,9 @@ func (e *Env) Namespace(ctx context.Context, name string) error {
 		if err := e.waitNamespaceActive(ctx, name); err != nil {
 			return err
 		}
+	}
+	if slices.Contains(e.namespaces, name) { // a suite run again
+		return nil
 	}
 	e.namespaces = append(e.namespaces, name)
 	e.OnClose("namespace "+name, func(ctx context.Context) error {

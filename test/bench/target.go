@@ -48,10 +48,21 @@ func (t Target) Client() (dynamic.Interface, error) {
 
 // NewClient returns a dynamic client with its own connection and no client-side rate limit.
 func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
+	return newClient(cfg, time.Minute)
+}
+
+// NewWatchClient is NewClient without the request timeout, for watches that last minutes.
+func NewWatchClient(cfg *rest.Config) (dynamic.Interface, error) {
+	return newClient(cfg, 0)
+}
+
+func newClient(cfg *rest.Config, timeout time.Duration) (dynamic.Interface, error) {
 	c := rest.CopyConfig(cfg)
 	c.QPS = -1 // no client-side throttling: the server is measured, not client-go's limiter
 	c.Burst = 0
-	c.Timeout = 5 * time.Minute
+	// One request never takes a minute unless the server went away under it (a replaced pod
+	// does not answer on its old address): fail instead of hanging the suite.
+	c.Timeout = timeout
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	c.Dial = d.DialContext
 	return dynamic.NewForConfig(c)

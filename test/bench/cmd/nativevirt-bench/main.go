@@ -103,7 +103,7 @@ func run() int {
 
 	var results []*bench.Result
 	failed := false
-	do := func(name string, fn func() (*bench.Result, error)) {
+	do := func(name string, fn func(ctx context.Context) (*bench.Result, error)) {
 		if !slices.Contains(wanted, name) || ctx.Err() != nil {
 			return
 		}
@@ -117,7 +117,10 @@ func run() int {
 				}
 			}
 			id := env.Server.ID(ctx)
-			r, err = fn()
+			sctx, cancel := context.WithCancel(ctx)
+			go watchServer(sctx, env, id, cancel)
+			r, err = fn(sctx)
+			cancel()
 			now := env.Server.ID(ctx)
 			if now == id || attempt == maxAttempts || ctx.Err() != nil {
 				if now != id {
@@ -158,7 +161,7 @@ func run() int {
 		{Name: bench.Direct, Label: "nativevirt-apiserver directly", Config: env.Direct, Resource: bench.VMResource},
 		{Name: bench.CRD, Label: "CRD " + bench.CRDResource.GroupResource().String() + " on kube-apiserver", Config: env.Kube, Resource: bench.CRDResource},
 	}
-	do("api-path", func() (*bench.Result, error) {
+	do("api-path", func(ctx context.Context) (*bench.Result, error) {
 		n, err := env.InstallCRD(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("CRD target: %w", err)
@@ -169,9 +172,9 @@ func run() int {
 		}
 		return r, err
 	})
-	do("scale", func() (*bench.Result, error) { return bench.RunScale(ctx, env, sz.scale, targets[:2]) })
-	do("control-plane", func() (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
-	do("console", func() (*bench.Result, error) { return bench.RunConsole(ctx, env) })
+	do("scale", func(ctx context.Context) (*bench.Result, error) { return bench.RunScale(ctx, env, sz.scale, targets[:2]) })
+	do("control-plane", func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
+	do("console", func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
 
 	if err := writeSummary(outDir, machine, started, *quickMode, results); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -212,6 +215,22 @@ func writeSummary(dir string, m bench.Machine, started time.Time, quick bool, re
 		r.Markdown(f)
 	}
 	return errors.Join(f.Close())
+}
+
+// watchServer cancels a suite as soon as the server it started with is replaced: requests to a
+// vanished pod would otherwise only end with their timeout.
+func watchServer(ctx context.Context, env *bench.Env, id string, cancel context.CancelFunc) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+		if now := env.Server.ID(ctx); now != id && ctx.Err() == nil {
+			cancel()
+			return
+		}
+	}
 }
 
 // Markers of the generated part of a document (-doc).
