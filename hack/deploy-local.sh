@@ -11,7 +11,8 @@
 #   hack/deploy-local.sh
 #
 # Environment: NV_LOCAL_DIR, NV_BIN_DIR (as for hack/cluster/up.sh); NV_SKIP_BUILD=1 reuses the
-# binaries in $NV_BIN_DIR as they are; NV_DEPLOY_TIMEOUT (seconds, default 180) bounds each wait.
+# binaries in $NV_BIN_DIR as they are; NV_SKIP_IMAGES=1 uses the image tarballs in _output/images as
+# they are, already imported (make images did both); NV_DEPLOY_TIMEOUT (seconds, default 180) bounds each wait.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 
@@ -37,13 +38,18 @@ if [[ ${NV_SKIP_BUILD:-0} != 1 ]]; then
 	make -C "$NV_ROOT" --no-print-directory build BIN="$NV_BIN"
 fi
 
-nv_step "build and import the images"
-"$NV_ROOT/hack/images/build-nativevirt.sh"
-# The launcher (libvirt + QEMU), the node agent on the launcher's rootfs and the demo guest's
-# containerDisk: each script caches its work and imports its tarball into containerd.
-"$NV_ROOT/hack/images/build-launcher.sh"
-"$NV_ROOT/hack/images/build-handler.sh"
-"$NV_ROOT/hack/images/build-demo-disk.sh"
+if [[ ${NV_SKIP_IMAGES:-0} != 1 ]]; then
+	nv_step "build and import the images"
+	"$NV_ROOT/hack/images/build-nativevirt.sh"
+	# The launcher (libvirt + QEMU), the node agent on the launcher's rootfs and the demo guest's
+	# containerDisk: each script caches its work and imports its tarball into containerd.
+	"$NV_ROOT/hack/images/build-launcher.sh"
+	"$NV_ROOT/hack/images/build-handler.sh"
+	"$NV_ROOT/hack/images/build-demo-disk.sh"
+fi
+for tar in nativevirt nativevirt-handler nativevirt-launcher demo-disk; do
+	[[ -f $NV_ROOT/_output/images/$tar.tar ]] || nv_die "_output/images/$tar.tar is missing (make images)"
+done
 # mkimage.sh is reproducible: the tarball's digest changes exactly when the image does.
 image_digest=$(sha256sum "$NV_ROOT/_output/images/nativevirt.tar" | cut -c1-64)
 handler_digest=$(sha256sum "$NV_ROOT/_output/images/nativevirt-handler.tar" | cut -c1-64)

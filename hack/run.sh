@@ -42,7 +42,7 @@ nv_cluster_up || started_cluster=1
 nv_step "images"
 make --no-print-directory images | sed 's/^/  /'
 nv_step "deploy NativeVirt"
-NV_SKIP_BUILD=1 "$NV_ROOT/hack/deploy-local.sh" | sed 's/^/  /'
+NV_SKIP_BUILD=1 NV_SKIP_IMAGES=1 "$NV_ROOT/hack/deploy-local.sh" | sed 's/^/  /'
 
 nv_step "demo VM"
 "${KUBECTL[@]}" apply -f artifacts/examples/vm-demo.yaml
