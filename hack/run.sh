@@ -45,10 +45,18 @@ nv_step "deploy NativeVirt"
 NV_SKIP_BUILD=1 NV_SKIP_IMAGES=1 "$NV_ROOT/hack/deploy-local.sh" | sed 's/^/  /'
 
 nv_step "demo VM"
-"${KUBECTL[@]}" apply -f artifacts/examples/vm-demo.yaml
+# The VM outlives `make down` (the apiserver's etcd is kept): applying the manifest again would set
+# its runStrategy back to Halted and stop a VM that a previous run started, so it is created only
+# when missing, and started only when halted.
+if ! "${KUBECTL[@]}" get vm "$DEMO" >/dev/null 2>&1; then
+	"${KUBECTL[@]}" apply -f artifacts/examples/vm-demo.yaml | sed 's/^/  /'
+fi
 vmi_phase() { "${KUBECTL[@]}" get vmi "$DEMO" -o jsonpath='{.status.phase}' 2>/dev/null; }
-if [[ $(vmi_phase) != Running ]]; then
-	"${NATIVEVIRT[@]}" start "$DEMO" 2>&1 | sed 's/^/  /' || true
+strategy=$("${KUBECTL[@]}" get vm "$DEMO" -o jsonpath='{.spec.runStrategy}')
+if [[ $strategy == Halted || -z $strategy ]]; then
+	"${NATIVEVIRT[@]}" start "$DEMO" 2>&1 | sed 's/^/  /'
+else
+	nv_log "$DEMO has runStrategy $strategy: not starting it again"
 fi
 demo_running() { [[ $(vmi_phase) == Running ]]; }
 if ! nv_wait_for 300 "VMI $DEMO Running" demo_running; then

@@ -101,7 +101,7 @@ mkdir -p "$dir/bin"
 	nv_die "nativevirt-copy-disk is not static: it must run in images without a libc"
 
 # --- 3. the image (cached on the rootfs and the binaries)
-stamp=$( (cat "$dir/base.stamp"; sha256sum "$dir"/bin/* "${BASH_SOURCE[0]}"; echo "$REF") | sha256sum | cut -c1-16)
+stamp=$( (cat "$dir/base.stamp"; sha256sum "$dir"/bin/* "$(realpath "${BASH_SOURCE[0]}")"; echo "$REF") | sha256sum | cut -c1-16)
 if [[ -f $dir/stamp && $(cat "$dir/stamp") == "$stamp" && -f $tarball ]]; then
 	nv_log "launcher: image up to date ($tarball)"
 else
