@@ -63,8 +63,9 @@ func (e *Env) schedulableNode(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
-// smallVM is a running VirtualMachine as small as the demo guest allows: the control plane is
-// measured, not the guest. Grace period 0 so that clean-up does not wait for a shutdown.
+// smallVM is a running VirtualMachine as small as the demo guest allows (artifacts/examples/
+// vm-demo.yaml: 1 core, 128Mi): the control plane is measured, not the guest. Grace period 0 so
+// that clean-up does not wait for a shutdown.
 const smallVM = `apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
@@ -84,7 +85,7 @@ spec:
         cpu:
           cores: 1
         memory:
-          guest: 64Mi
+          guest: 128Mi
         devices:
           disks:
           - name: containerdisk

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -54,7 +55,7 @@ func RunConsole(ctx context.Context, e *Env) (*Result, error) {
 	if _, err := c.Resource(VMResource).Namespace(ns).Create(ctx, vm, metav1.CreateOptions{}); err != nil {
 		return res, err
 	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		u, err := c.Resource(VMIResource).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -71,7 +72,7 @@ func RunConsole(ctx context.Context, e *Env) (*Result, error) {
 	}
 	defer conn.Close()
 	reader := newConsoleReader(conn)
-	if err := waitPrompt(conn, reader, 3*time.Minute); err != nil {
+	if err := waitPrompt(conn, reader, 4*time.Minute); err != nil {
 		return res, err
 	}
 	var rec Recorder
@@ -123,6 +124,9 @@ func dialConsole(ctx context.Context, cfg *rest.Config, ns, name string) (*webso
 	return conn, nil
 }
 
+// ansiEscape matches terminal control sequences (CSI ... final byte) and carriage returns.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\r`)
+
 // consoleReader reads the websocket in the background: a read deadline would leave a gorilla
 // websocket connection unusable, so waits time out on the channel instead.
 type consoleReader struct {
@@ -160,7 +164,9 @@ func (r *consoleReader) until(want []byte, timeout time.Duration) error {
 			if !ok {
 				return fmt.Errorf("console closed: %v", <-r.err)
 			}
-			r.buf = append(r.buf, b...)
+			// The shell's line editing writes terminal escapes and carriage returns around
+			// what it echoes; they are not part of what is waited for.
+			r.buf = ansiEscape.ReplaceAll(append(r.buf, b...), nil)
 		case <-deadline:
 			if len(r.buf) > len(want) {
 				r.buf = r.buf[len(r.buf)-len(want):]

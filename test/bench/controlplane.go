@@ -42,7 +42,7 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	res := &Result{Suite: "control-plane", Title: "Control plane: VM create → VMI Scheduled / Running"}
 	res.Columns = []string{"measurement", "VMs", "reached", "p50", "p95", "max", "writes/VMI"}
 	res.Setup = map[string]string{
-		"VM":     "runStrategy Always, 1 core, 64Mi guest, the demo containerDisk " + DemoDiskImage + ", grace period 0",
+		"VM":     "runStrategy Always, 1 core, 128Mi guest, the demo containerDisk " + DemoDiskImage + ", grace period 0",
 		"writes": "kubevirt.io writes (POST/PUT/PATCH/APPLY/DELETE) counted by nativevirt-apiserver's apiserver_request_total before the first create and 1 s after the last VMI reached the phase, minus the benchmark's own VM creates, per VMI",
 	}
 	names := []struct {
