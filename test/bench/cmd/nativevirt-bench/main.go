@@ -172,7 +172,9 @@ func run() int {
 		}
 		return r, err
 	})
-	do("scale", func(ctx context.Context) (*bench.Result, error) { return bench.RunScale(ctx, env, sz.scale, targets[:2]) })
+	do("scale", func(ctx context.Context) (*bench.Result, error) {
+		return bench.RunScale(ctx, env, sz.scale, targets[:2])
+	})
 	do("control-plane", func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
 	do("console", func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
 
