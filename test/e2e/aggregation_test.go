@@ -268,7 +268,8 @@ func TestAggregationKubectl(t *testing.T) {
 }
 
 // testFieldSelector creates two instances, gives them phases through the status subresource
-// (no node agent runs them), and selects them by status.phase and status.nodeName. Controllers
+// (no node agent runs them: their launcher pods select no node, so the controller never binds
+// them to one), and selects them by status.phase and status.nodeName. Controllers
 // may act on them meanwhile: the running one has no node, so the node controller never fails it
 // as orphaned, and Succeeded is final. Phases only move forward, so re-reading them after the
 // queries tells whether a query could have seen another phase.
@@ -280,7 +281,7 @@ func testFieldSelector(t *testing.T, k *framework.Kubectl, ns string) {
 	}
 	for _, name := range []string{"vmi-running", "vmi-succeeded"} {
 		k.MustRunInput("apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: "+name+
-			"\nspec:\n  domain:\n    devices: {}\n    resources:\n      requests:\n        memory: 64M\n", "-n", ns, "apply", "-f", "-")
+			"\nspec:\n  nodeSelector:\n    e2e.nativevirt.io/no-such-node: \"true\"\n  domain:\n    devices: {}\n    resources:\n      requests:\n        memory: 64M\n", "-n", ns, "apply", "-f", "-")
 		st, _ := json.Marshal(map[string]interface{}{"status": map[string]string{"phase": set[name].Phase, "nodeName": set[name].NodeName}})
 		k.MustRun("-n", ns, "patch", "vmi", name, "--subresource=status", "--type=merge", "-p", string(st))
 	}
