@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
@@ -73,7 +74,11 @@ func (e *Env) useDeployment(ctx context.Context) error {
 			return err
 		}
 		*e.Direct = *directConfig(e.Kube, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)), ca, name+"."+ns+".svc")
-		return nil
+		// Available can precede the proxy's own view of the endpoints by a moment.
+		return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := GetRaw(ctx, e.Kube, "/apis/kubevirt.io/v1")
+			return err == nil, nil
+		})
 	}
 	e.Server = &Server{
 		Refresh: refresh,
@@ -82,7 +87,28 @@ func (e *Env) useDeployment(ctx context.Context) error {
 			if err != nil {
 				return "none: " + err.Error()
 			}
-			return string(p.UID)
+			// A container restart (an OOM kill, a crash) keeps the pod: count restarts too.
+			restarts := int32(0)
+			for _, c := range p.Status.ContainerStatuses {
+				restarts += c.RestartCount
+			}
+			return fmt.Sprintf("pod %s restarts %d", p.UID, restarts)
+		},
+		LastTermination: func(ctx context.Context) string {
+			pods, err := e.KubeClient.CoreV1().Pods(svc.Namespace).List(ctx, metav1.ListOptions{
+				LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String(),
+			})
+			if err != nil {
+				return ""
+			}
+			for _, p := range pods.Items {
+				for _, c := range p.Status.ContainerStatuses {
+					if t := c.LastTerminationState.Terminated; t != nil && time.Since(t.FinishedAt.Time) < 15*time.Minute {
+						return fmt.Sprintf("%s (exit code %d) at %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format(time.TimeOnly))
+					}
+				}
+			}
+			return ""
 		},
 		Mode:     ModeDeployed,
 		Describe: fmt.Sprintf("deployed: pod %s/%s (%s:%d), %s", pod.Namespace, pod.Name, pod.Status.PodIP, port, podResources(pod)),

@@ -77,8 +77,22 @@ func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*
 }
 
 func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target, nsCount int, scenario string,
-	res *Result, add func(scenario, metric string, value float64, unit, detail string)) error {
+	res *Result, add func(scenario, metric string, value float64, unit, detail string)) (err error) {
 	namespaces := make([]string, nsCount)
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Best effort, so that the next suite does not run beside thousands of VMs; the
+		// namespaces' deletion at the end removes whatever is left.
+		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		for _, ns := range namespaces {
+			if ns != "" {
+				_ = targets[1].DeleteAll(cctx, ns)
+			}
+		}
+	}()
 	for i := range namespaces {
 		namespaces[i] = fmt.Sprintf("bench-scale-%d-%03d", nsCount, i)
 		if err := e.Namespace(ctx, namespaces[i]); err != nil {
