@@ -12,44 +12,30 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	"github.com/nativevirt/nativevirt/pkg/cmdutil"
 )
 
 // NewCommand is the nativevirt-controller command; it runs until ctx ends.
 func NewCommand(ctx context.Context) *cobra.Command {
 	o := NewOptions()
-	logOpts := logs.NewOptions()
-	cmd := &cobra.Command{
-		Use:   "nativevirt-controller",
-		Short: "NativeVirt controllers: VM → VMI → launcher pod, replica sets, node heartbeats",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := logsapi.ValidateAndApply(logOpts, nil); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-		SilenceUsage: true,
-	}
-	o.AddFlags(cmd.Flags())
-	logsapi.AddFlags(logOpts, cmd.Flags())
-	return cmd
+	return cmdutil.NewCommand(ctx, cmdutil.Daemon{
+		Use:      "nativevirt-controller",
+		Short:    "NativeVirt controllers: VM → VMI → launcher pod, replica sets, node heartbeats",
+		AddFlags: o.AddFlags,
+		Validate: o.Validate,
+		Run:      func(ctx context.Context) error { return Run(ctx, o) },
+	})
 }
 
 // Run runs the controllers until ctx ends, under leader election when enabled.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, err := cmdutil.RESTConfig(o.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -128,14 +114,6 @@ func Run(ctx context.Context, o *Options) error {
 		return errors.New("lost the leader lease")
 	}
 	return nil
-}
-
-// restConfig is the kubeconfig's configuration, or the in-cluster one.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	return rest.InClusterConfig()
 }
 
 // serveHealth serves /healthz (failing when a leader stopped renewing its lease) and /readyz on

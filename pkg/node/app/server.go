@@ -18,17 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/cmdutil"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
@@ -46,30 +43,19 @@ const informerResync = 30 * time.Second
 // NewCommand is the nativevirt-handler command.
 func NewCommand(ctx context.Context) *cobra.Command {
 	o := NewOptions()
-	logOpts := logs.NewOptions()
-	cmd := &cobra.Command{
-		Use:   "nativevirt-handler",
-		Short: "NativeVirt node agent: runs the VMIs of this node in their launcher pods' libvirt",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := logsapi.ValidateAndApply(logOpts, nil); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-		SilenceUsage: true,
-	}
-	o.AddFlags(cmd.Flags())
-	logsapi.AddFlags(logOpts, cmd.Flags())
-	return cmd
+	return cmdutil.NewCommand(ctx, cmdutil.Daemon{
+		Use:      "nativevirt-handler",
+		Short:    "NativeVirt node agent: runs the VMIs of this node in their launcher pods' libvirt",
+		AddFlags: o.AddFlags,
+		Validate: o.Validate,
+		Run:      func(ctx context.Context) error { return Run(ctx, o) },
+	})
 }
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, err := cmdutil.RESTConfig(o.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -211,11 +197,4 @@ func nodeAddress(ctx context.Context, kube kubernetes.Interface, name string) (s
 		return n.Status.Addresses[0].Address, nil
 	}
 	return "", fmt.Errorf("node %s has no address; set --advertise-address", name)
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	return rest.InClusterConfig()
 }
