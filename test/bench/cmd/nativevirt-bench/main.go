@@ -30,12 +30,12 @@ type sizes struct {
 var (
 	full = sizes{
 		api:   bench.APIPathConfig{Clients: []int{1, 16}, Creates: 500, Gets: 2000, Lists: 40, WatchEvents: 300, Rounds: 5},
-		scale: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32},
+		scale: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
 		cp:    bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20},
 	}
 	quick = sizes{
 		api:   bench.APIPathConfig{Clients: []int{1, 16}, Creates: 100, Gets: 400, Lists: 10, WatchEvents: 100, Rounds: 2},
-		scale: bench.ScaleConfig{VMs: 1000, Namespaces: 10, Workers: 32},
+		scale: bench.ScaleConfig{VMs: 1000, Namespaces: 10, Workers: 32, Repeats: 1, Settle: 10 * time.Second},
 		cp:    bench.ControlPlaneConfig{Burst: 10, Interval: 100 * time.Millisecond, RunningBurst: 5},
 	}
 	allSuites = []string{"api-path", "control-plane", "console", "scale"}
