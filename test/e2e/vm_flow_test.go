@@ -168,16 +168,30 @@ func (f *flow) showWide(step string) {
 // system UUID.
 func (f *flow) consoleCheck(name string) string {
 	f.t.Helper()
-	s := f.cli.console(name)
+	// A session refused at once (a node agent that just restarted answers 404 until it has found
+	// the domain again) is retried for a while; one that connected must show the prompt.
+	deadline := time.Now().Add(time.Minute)
+	var s *consoleSession
+	for {
+		s = f.cli.console(name)
+		if s.expect(promptRE, bootTimeout, true) != nil {
+			break
+		}
+		s.close()
+		if time.Now().After(deadline) || strings.Contains(s.all(), "Successfully connected") {
+			f.t.Logf("console transcript:\n%s", s.all())
+			f.dump()
+			f.t.Fatalf("console of %s: no shell prompt `demo:~# `", name)
+		}
+		f.t.Logf("console of %s refused, retrying: %s", name, strings.TrimSpace(s.all()))
+		time.Sleep(2 * time.Second)
+	}
 	defer s.close()
 	fail := func(what string) {
 		f.t.Helper()
 		f.t.Logf("console transcript:\n%s", s.all())
 		f.dump()
 		f.t.Fatalf("console of %s: %s", name, what)
-	}
-	if s.expect(promptRE, bootTimeout, true) == nil {
-		fail("no shell prompt `demo:~# `")
 	}
 	a, b := rand.IntN(1000000), rand.IntN(1000000)
 	want := fmt.Sprintf("nv-%d-ok", a+b)
