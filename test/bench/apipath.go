@@ -240,7 +240,8 @@ func chunk[T any](s []T, round, rounds int) []T {
 // MeasureWatch opens one watch per watcher on namespace, creates objs one after the other with
 // writer, and records for every watcher and object the time from just before the create was
 // sent to the ADDED event's arrival. The throughput is events received per second, from the
-// first create to the last event. Latencies go into rec; the wall time is returned.
+// first create to the last event. Latencies go into rec; the wall time is returned. A failed
+// create is recorded as an error and its event is not waited for.
 func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dynamic.Interface, t Target, namespace string, objs []*unstructured.Unstructured, rec *Recorder) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -254,9 +255,11 @@ func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dyna
 		index[o.GetName()] = i
 	}
 	sent := make([]atomic.Int64, len(objs))
-	received := 0
-	var mu sync.Mutex
-	var last atomic.Int64
+	// want is the number of successful creates, known when writing is over.
+	var want atomic.Int64
+	want.Store(int64(len(objs)))
+	writing := make(chan struct{})
+	var received, last atomic.Int64
 	var wg sync.WaitGroup
 	for _, c := range watchers {
 		w, err := c.Resource(t.Resource).Namespace(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
@@ -267,22 +270,22 @@ func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dyna
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for got := 0; got < len(objs); {
+			got, wr := int64(0), writing
+			for got < want.Load() {
 				select {
 				case <-ctx.Done():
-					rec.Fail(fmt.Errorf("watch: %d of %d events before %w", got, len(objs), ctx.Err()))
+					rec.Fail(fmt.Errorf("watch: %d of %d events before %w", got, want.Load(), ctx.Err()))
 					return
+				case <-wr:
+					wr = nil // the loop condition now reads the final count
 				case ev, ok := <-w.ResultChan():
 					now := time.Now().UnixNano()
 					if !ok {
-						rec.Fail(fmt.Errorf("watch closed after %d of %d events", got, len(objs)))
+						rec.Fail(fmt.Errorf("watch closed after %d of %d events", got, want.Load()))
 						return
 					}
-					if ev.Type != watch.Added {
-						continue
-					}
-					m, ok := ev.Object.(metav1.Object)
-					if !ok {
+					m, isObj := ev.Object.(metav1.Object)
+					if ev.Type != watch.Added || !isObj {
 						continue
 					}
 					i, ok := index[m.GetName()]
@@ -291,30 +294,27 @@ func MeasureWatch(ctx context.Context, watchers []dynamic.Interface, writer dyna
 					}
 					got++
 					rec.Add(time.Duration(now - sent[i].Load()))
-					mu.Lock()
-					received++
-					mu.Unlock()
-					for {
-						prev := last.Load()
-						if now <= prev || last.CompareAndSwap(prev, now) {
-							break
-						}
+					received.Add(1)
+					for prev := last.Load(); now > prev && !last.CompareAndSwap(prev, now); prev = last.Load() {
 					}
 				}
 			}
 		}()
 	}
 	start := time.Now()
+	created := 0
 	for i, o := range objs {
 		sent[i].Store(time.Now().UnixNano())
 		if _, err := wres.Create(ctx, o, metav1.CreateOptions{}); err != nil {
-			cancel()
-			wg.Wait()
-			return 0, fmt.Errorf("create %s while watching: %w", o.GetName(), err)
+			rec.Fail(fmt.Errorf("create %s while watching: %w", o.GetName(), err))
+			continue
 		}
+		created++
 	}
+	want.Store(int64(created))
+	close(writing)
 	wg.Wait()
-	if received == 0 {
+	if received.Load() == 0 {
 		return 0, fmt.Errorf("no watch event received: %v", rec.FirstError())
 	}
 	return time.Duration(last.Load() - start.UnixNano()), nil

@@ -40,7 +40,9 @@ func RunConsole(ctx context.Context, e *Env) (*Result, error) {
 			return res, nil
 		}
 	}
-	const ns, name = "bench-console", "console-000"
+	const ns = "bench-console"
+	// A new name per run: a run cancelled by a server restart may leave its VM behind.
+	name := fmt.Sprintf("console-%d", time.Now().Unix())
 	if err := e.Namespace(ctx, ns); err != nil {
 		return res, err
 	}
@@ -48,6 +50,11 @@ func RunConsole(ctx context.Context, e *Env) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = c.Resource(VMResource).Namespace(ns).Delete(cctx, name, metav1.DeleteOptions{})
+	}()
 	vm, err := smallVMObject(ns, name)
 	if err != nil {
 		return res, err
@@ -95,9 +102,6 @@ func RunConsole(ctx context.Context, e *Env) (*Result, error) {
 	res.AddRow(label, fmt.Sprint(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P99Ms)+" ms", FmtMs(d.MaxMs)+" ms")
 	res.Targets = append(res.Targets, NewCheck("console round trip", "measured", FmtMs(d.P50Ms)+" ms p50", d.Count > 0))
 	res.Records = d
-	if err := c.Resource(VMResource).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		return res, err
-	}
 	return res, nil
 }
 

@@ -83,6 +83,8 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	}
 	var records []map[string]any
 	defer func() { res.Records = records }()
+	// Names unique per run: a run cancelled by a server restart may leave VMs behind.
+	run := time.Now().Unix() % 100000
 	for i, n := range names {
 		if n.phase == "Running" && !handlerOK {
 			skip(i, whyHandler)
@@ -95,7 +97,7 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		if i == 2 {
 			// Warm the node: the launcher and disk images are in containerd's cache, the
 			// measured start is the second one.
-			if _, err := startVMs(ctx, e, ns, "warm", 1, 0, "Running", false); err != nil {
+			if _, err := startVMs(ctx, e, ns, fmt.Sprintf("warm%d", run), 1, 0, "Running", false); err != nil {
 				return res, err
 			}
 		}
@@ -103,7 +105,7 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		// With the node agent every Scheduled VMI goes on to boot a guest: a burst deletes each
 		// VM once measured, so that the node is not asked to run them all at once.
 		deleteEarly := i == 1 && handlerOK
-		r, err := startVMs(ctx, e, ns, fmt.Sprintf("cp%d", i), n.n, interval, n.phase, deleteEarly)
+		r, err := startVMs(ctx, e, ns, fmt.Sprintf("cp%d-%d", run, i), n.n, interval, n.phase, deleteEarly)
 		if err != nil {
 			return res, err
 		}
@@ -158,6 +160,12 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	if err != nil {
 		return out, err
 	}
+	defer func() {
+		// Also after a failure: no VM of this run outlives it.
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = vms.DeleteCollection(cctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}()
 
 	var mu sync.Mutex
 	created := map[string]time.Time{}

@@ -94,7 +94,7 @@ func (e *Env) useDeployment(ctx context.Context) error {
 			}
 			return fmt.Sprintf("pod %s restarts %d", p.UID, restarts)
 		},
-		LastTermination: func(ctx context.Context) string {
+		LastTermination: func(ctx context.Context, since time.Time) string {
 			pods, err := e.KubeClient.CoreV1().Pods(svc.Namespace).List(ctx, metav1.ListOptions{
 				LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String(),
 			})
@@ -103,7 +103,7 @@ func (e *Env) useDeployment(ctx context.Context) error {
 			}
 			for _, p := range pods.Items {
 				for _, c := range p.Status.ContainerStatuses {
-					if t := c.LastTerminationState.Terminated; t != nil && time.Since(t.FinishedAt.Time) < 15*time.Minute {
+					if t := c.LastTerminationState.Terminated; t != nil && !t.FinishedAt.Time.Before(since) {
 						return fmt.Sprintf("%s (exit code %d) at %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format(time.TimeOnly))
 					}
 				}

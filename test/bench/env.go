@@ -89,9 +89,9 @@ type Server struct {
 	// ID identifies the server instance (the pod's UID, the process's PID): a suite during
 	// which it changed measured a restart, not the server.
 	ID func(context.Context) string
-	// LastTermination says how the server's previous container ended, if it did recently
+	// LastTermination says how the server's previous container ended, if it did after since
 	// ("OOMKilled (exit code 137) at 07:35:59"); nil or "" when unknown.
-	LastTermination func(context.Context) string
+	LastTermination func(ctx context.Context, since time.Time) string
 }
 
 // Logf prints one progress line.

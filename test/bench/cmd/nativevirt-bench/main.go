@@ -116,7 +116,7 @@ func run() int {
 					break
 				}
 			}
-			id := env.Server.ID(ctx)
+			id, attemptStart := env.Server.ID(ctx), time.Now().Add(-time.Second)
 			sctx, cancel := context.WithCancel(ctx)
 			go watchServer(sctx, env, id, cancel)
 			r, err = fn(sctx)
@@ -124,7 +124,7 @@ func run() int {
 			now := env.Server.ID(ctx)
 			ended := ""
 			if now != id && env.Server.LastTermination != nil {
-				ended = env.Server.LastTermination(ctx)
+				ended = env.Server.LastTermination(ctx, attemptStart)
 			}
 			// An OOM kill is the suite's result, not an accident of the shared cluster: running
 			// the same load again would only end the same way.
