@@ -17,7 +17,11 @@ if [[ $# -gt 0 ]]; then
 	bins=("$@")
 else
 	shopt -s nullglob
-	bins=("$NV_BIN"/nativevirt-*)
+	bins=()
+	for b in "$NV_BIN"/nativevirt-*; do
+		# The benchmark driver runs on the host, never in the cluster.
+		[[ $(basename "$b") == nativevirt-bench ]] || bins+=("$b")
+	done
 	shopt -u nullglob
 fi
 [[ ${#bins[@]} -gt 0 ]] || nv_die "no binaries: $NV_BIN/nativevirt-* is empty (make build)"
