@@ -103,8 +103,11 @@ func (e *Env) useDeployment(ctx context.Context) error {
 			}
 			for _, p := range pods.Items {
 				for _, c := range p.Status.ContainerStatuses {
-					if t := c.LastTerminationState.Terminated; t != nil && !t.FinishedAt.Time.Before(since) {
-						return fmt.Sprintf("%s (exit code %d) at %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format(time.TimeOnly))
+					// Terminated now (not restarted yet), or the last one before the restart.
+					for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+						if t != nil && !t.FinishedAt.Time.Before(since) {
+							return fmt.Sprintf("%s (exit code %d) at %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format(time.TimeOnly))
+						}
 					}
 				}
 			}

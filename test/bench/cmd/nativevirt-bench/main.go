@@ -124,7 +124,12 @@ func run() int {
 			now := env.Server.ID(ctx)
 			ended := ""
 			if now != id && env.Server.LastTermination != nil {
-				ended = env.Server.LastTermination(ctx, attemptStart)
+				// The kubelet reports a container's end a moment after the pod stops being ready.
+				for deadline := time.Now().Add(15 * time.Second); ended == "" && time.Now().Before(deadline); {
+					if ended = env.Server.LastTermination(ctx, attemptStart); ended == "" {
+						time.Sleep(time.Second)
+					}
+				}
 			}
 			// An OOM kill is the suite's result, not an accident of the shared cluster: running
 			// the same load again would only end the same way.
