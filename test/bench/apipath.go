@@ -77,7 +77,7 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			}
 		}
 		for _, op := range apiOps {
-			if _, _, _, err := waitWritesQuiet(ctx, e, 2*time.Second, time.Minute); err != nil {
+			if _, _, _, err := waitWritesQuiet(ctx, e.Direct, 2*time.Second, time.Minute); err != nil {
 				return res, err
 			}
 			recs := make([]Recorder, len(targets))

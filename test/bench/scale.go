@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // ScaleConfig sizes the scale suite.
@@ -40,17 +42,59 @@ const (
 	rssGoal  = 400 << 20
 )
 
+// scaleHost is the server the scale suite fills and reads back.
+type scaleHost struct {
+	// label heads the JSON's setup; via says how kubectl reaches the server.
+	label, via string
+	// create is the target the VMs are created and deleted through (directly); reads are read
+	// back (each paginated list, list and watch is measured per read target).
+	create Target
+	reads  []Target
+	// namespace makes a namespace the VMs may live in; dropNamespace removes it (both may be
+	// no-ops for a server without namespace admission).
+	namespace, dropNamespace func(ctx context.Context, name string) error
+	// kubectl runs _output/bin/kubectl against the server.
+	kubectl func(args ...string) (string, error)
+	// footprint reads the server's memory and etcd size.
+	footprint func(ctx context.Context) (footprint, error)
+	// metrics reaches the server's /metrics.
+	metrics *rest.Config
+	logf    func(format string, args ...any)
+}
+
 // RunScale creates cfg.VMs VirtualMachines in one namespace, measures reading them back
 // (kubectl get vm -A, a paginated list, a watch delivering them all) and the server's memory
 // and etcd size, deletes them, and does the same with the VMs spread over cfg.Namespaces.
-// targets are (a) and (b); objects are created directly (b) because only reading is measured.
+// targets are (a) and (b) of the deployed server; objects are created directly (b) because
+// only reading is measured.
 func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*Result, error) {
-	res := &Result{Suite: "scale", Title: fmt.Sprintf("Scale: %d VirtualMachines", cfg.VMs)}
+	h := &scaleHost{
+		label: "nativevirt-apiserver under test (" + e.Server.Mode + ")", via: "through kube-apiserver",
+		create: targets[1], reads: targets,
+		namespace: e.Namespace,
+		dropNamespace: func(ctx context.Context, ns string) error {
+			err := e.KubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		},
+		kubectl:   e.Cluster.Kubectl,
+		footprint: func(ctx context.Context) (footprint, error) { return serverFootprint(ctx, e.Server.PID, e.Direct) },
+		metrics:   e.Direct,
+		logf:      e.Logf,
+	}
+	res := &Result{Suite: "scale", Title: fmt.Sprintf("Scale: %d VirtualMachines on the server under test", cfg.VMs)}
+	return runScale(ctx, h, cfg, res)
+}
+
+func runScale(ctx context.Context, h *scaleHost, cfg ScaleConfig, res *Result) (*Result, error) {
 	res.Columns = []string{"scenario", "measurement", "value", "goal"}
 	res.Setup = map[string]string{
+		"server":  h.label,
 		"reads":   fmt.Sprintf("each read is run %d times; the median is shown", cfg.Repeats),
 		"watch":   "a watch from resourceVersion 0 (served from the watch cache) until it delivered an ADDED event for every object",
-		"kubectl": "real kubectl from _output/bin, default output (server-side table, chunks of 500), through kube-apiserver",
+		"kubectl": "real kubectl from _output/bin, default output (server-side table, chunks of 500), " + h.via,
 	}
 	var records []ScaleRecord
 	add := func(scenario, metric string, value float64, unit, detail string) {
@@ -58,7 +102,7 @@ func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*
 	}
 	defer func() { res.Records = records }()
 
-	if f, err := serverFootprint(ctx, e); err == nil {
+	if f, err := h.footprint(ctx); err == nil {
 		res.AddRow("before", "nativevirt-apiserver RSS", f.String(), "")
 		res.AddRow("before", "etcd DB size", FmtMiB(f.db), "")
 		addFootprint(add, "before", f)
@@ -70,15 +114,15 @@ func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*
 		if nsCount > 1 {
 			scenario += "s"
 		}
-		e.Logf("scale: %s", scenario)
-		if err := runScaleScenario(ctx, e, cfg, targets, nsCount, scenario, res, add); err != nil {
+		h.logf("%s: %s", res.Suite, scenario)
+		if err := runScaleScenario(ctx, h, cfg, nsCount, scenario, res, add); err != nil {
 			return res, fmt.Errorf("%s: %w", scenario, err)
 		}
 	}
 	return res, nil
 }
 
-func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target, nsCount int, scenario string,
+func runScaleScenario(ctx context.Context, h *scaleHost, cfg ScaleConfig, nsCount int, scenario string,
 	res *Result, add func(scenario, metric string, value float64, unit, detail string)) (err error) {
 	namespaces := make([]string, nsCount)
 	defer func() {
@@ -91,17 +135,17 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 		defer cancel()
 		for _, ns := range namespaces {
 			if ns != "" {
-				_ = targets[1].DeleteAll(cctx, ns)
+				_ = h.create.DeleteAll(cctx, ns)
 			}
 		}
 	}()
 	for i := range namespaces {
 		namespaces[i] = fmt.Sprintf("bench-scale-%d-%03d", nsCount, i)
-		if err := e.Namespace(ctx, namespaces[i]); err != nil {
+		if err := h.namespace(ctx, namespaces[i]); err != nil {
 			return err
 		}
 	}
-	direct := targets[1]
+	direct := h.create
 	for _, ns := range namespaces { // objects left by an interrupted attempt
 		if err := direct.DeleteAll(ctx, ns); err != nil {
 			return err
@@ -128,7 +172,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 	add(scenario, "create-rate", d.OpsPerSec, "1/s", "")
 	// A deployed controller writes each new VM's status: let it catch up so that the reads
 	// below are measured on a quiet server.
-	settled, writes, quiet, err := waitWritesQuiet(ctx, e, 3*time.Second, cfg.Settle)
+	settled, writes, quiet, err := waitWritesQuiet(ctx, h.metrics, 3*time.Second, cfg.Settle)
 	if err != nil {
 		return err
 	}
@@ -145,7 +189,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 	repeats := max(1, cfg.Repeats)
 	for range repeats {
 		t0 := time.Now()
-		out, err := e.Cluster.Kubectl("get", "vm", "-A", "--no-headers")
+		out, err := h.kubectl("get", "vm", "-A", "--no-headers")
 		if err != nil {
 			return err
 		}
@@ -164,7 +208,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 	if nsCount == 1 {
 		scope, scopeName = namespaces[0], "the namespace"
 	}
-	for _, t := range targets {
+	for _, t := range h.reads {
 		c, err := t.Client()
 		if err != nil {
 			return err
@@ -221,7 +265,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 		add(scenario, "watch-"+t.Name, wt.Seconds(), "s", fmt.Sprintf("%d events", cfg.VMs))
 	}
 
-	f, err := serverFootprint(ctx, e)
+	f, err := h.footprint(ctx)
 	if err != nil {
 		res.Note("%s: server footprint unavailable: %v", scenario, err)
 	} else {
@@ -231,7 +275,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 		addFootprint(add, scenario, f)
 	}
 
-	e.Logf("scale: deleting %d VMs", cfg.VMs)
+	h.logf("%s: deleting %d VMs", res.Suite, cfg.VMs)
 	d, err = RunOpsErr(ctx, cfg.Workers, cfg.VMs, func(ctx context.Context, w, i int) error {
 		return clients[w].Resource(direct.Resource).Namespace(namespaces[i%nsCount]).Delete(ctx, fmt.Sprintf("vm-%05d", i), metav1.DeleteOptions{})
 	})
@@ -242,7 +286,7 @@ func runScaleScenario(ctx context.Context, e *Env, cfg ScaleConfig, targets []Ta
 	add(scenario, "delete-rate", d.OpsPerSec, "1/s", "")
 	// The namespaces are empty now; Close waits for their deletion, which runs meanwhile.
 	for _, ns := range namespaces {
-		if err := e.KubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		if err := h.dropNamespace(ctx, ns); err != nil {
 			return err
 		}
 	}
@@ -268,9 +312,9 @@ func (f footprint) String() string {
 }
 
 // serverFootprint reads the server's memory, its embedded etcd's database size and Go heap.
-func serverFootprint(ctx context.Context, e *Env) (footprint, error) {
+func serverFootprint(ctx context.Context, pidOf func() (int, error), metrics *rest.Config) (footprint, error) {
 	var f footprint
-	pid, err := e.Server.PID()
+	pid, err := pidOf()
 	if err != nil {
 		return f, err
 	}
@@ -284,7 +328,7 @@ func serverFootprint(ctx context.Context, e *Env) (footprint, error) {
 	if f.db, _, err = EtcdDBSize(dir); err != nil {
 		return f, err
 	}
-	if b, err := GetRaw(ctx, e.Direct, "/metrics"); err == nil {
+	if b, err := GetRaw(ctx, metrics, "/metrics"); err == nil {
 		if samples, err := ParseMetrics(b); err == nil {
 			f.heap = SumBy(samples, "go_memstats_heap_inuse_bytes", nil, "")[""]
 		}
@@ -353,9 +397,9 @@ func watchInitial(ctx context.Context, r dynamic.ResourceInterface, want int, ma
 // waitWritesQuiet waits until nativevirt-apiserver served no kubevirt.io write for quiet, at
 // most max, and returns when the last write was seen, how many writes happened meanwhile and
 // whether it went quiet at all.
-func waitWritesQuiet(ctx context.Context, e *Env, quiet, max time.Duration) (time.Duration, float64, bool, error) {
+func waitWritesQuiet(ctx context.Context, metrics *rest.Config, quiet, max time.Duration) (time.Duration, float64, bool, error) {
 	total := func() (float64, error) {
-		b, err := GetRaw(ctx, e.Direct, "/metrics")
+		b, err := GetRaw(ctx, metrics, "/metrics")
 		if err != nil {
 			return 0, err
 		}
