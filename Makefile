@@ -42,7 +42,7 @@ test-integration: ## Integration tests: real server in-process with a real embed
 	$(GO) test $(GOFLAGS) -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: deps k8s-binaries build ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
+test-e2e: deps k8s-binaries build images ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
 	$(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
