@@ -102,11 +102,15 @@ func (e *Env) useDeployment(ctx context.Context) error {
 				return ""
 			}
 			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil {
+					continue // replaced (a redeployment), not failed
+				}
 				for _, c := range p.Status.ContainerStatuses {
 					// Terminated now (not restarted yet), or the last one before the restart.
 					for _, t := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
 						if t != nil && !t.FinishedAt.Time.Before(since) {
-							return fmt.Sprintf("%s (exit code %d) at %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format(time.TimeOnly))
+							return fmt.Sprintf("%s (exit code %d) at %s%s", t.Reason, t.ExitCode,
+								t.FinishedAt.UTC().Format(time.TimeOnly), e.killedBecause(ctx, &p, since))
 						}
 					}
 				}
@@ -133,6 +137,23 @@ func (e *Env) useDeployment(ctx context.Context) error {
 		"nativevirt-apiserver, which serves (a) and (b), runs in its pod (" + podResources(pod) + "; " + weight +
 		" from the pod up): when other work keeps the CPUs busy it gets a smaller share than kube-apiserver"}
 	return nil
+}
+
+// killedBecause finds why the kubelet killed a container of pod since then (its Killing event,
+// e.g. a failed liveness probe), as ", <message>", or "".
+func (e *Env) killedBecause(ctx context.Context, pod *corev1.Pod, since time.Time) string {
+	evs, err := e.KubeClient.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.uid=" + string(pod.UID) + ",reason=Killing",
+	})
+	if err != nil {
+		return ""
+	}
+	for _, ev := range evs.Items {
+		if !ev.LastTimestamp.Time.Before(since.Add(-time.Second)) || !ev.EventTime.Time.Before(since.Add(-time.Second)) {
+			return ", " + ev.Message
+		}
+	}
+	return ""
 }
 
 // servingPod finds the running, ready pod behind a Service and its container port.

@@ -137,17 +137,18 @@ func run() int {
 					}
 				}
 			}
-			// An OOM kill is the suite's result, not an accident of the shared cluster: running
-			// the same load again would only end the same way.
-			oom := strings.Contains(ended, "OOMKilled")
-			if now == id || oom || attempt == maxAttempts || ctx.Err() != nil {
+			// The server's own container ending under the load (an OOM kill, a failed liveness
+			// probe, a crash) is the suite's result, not an accident of the shared cluster:
+			// running the same load again would only end the same way. A replaced pod is.
+			failedUnderLoad := ended != ""
+			if now == id || failedUnderLoad || attempt == maxAttempts || ctx.Err() != nil {
 				if now != id {
 					if r == nil {
 						r = &bench.Result{}
 					}
-					r.Note("nativevirt-apiserver was replaced or restarted during the suite (%s → %s; its last container ended: %s)", id, now, orNone(ended))
-					if oom {
-						err = errors.Join(err, fmt.Errorf("nativevirt-apiserver was OOM-killed: %s", ended))
+					r.Note("nativevirt-apiserver was replaced or restarted during the suite (%s → %s; its container ended: %s)", id, now, orNone(ended))
+					if failedUnderLoad {
+						err = errors.Join(err, fmt.Errorf("nativevirt-apiserver's container ended under the load: %s", ended))
 					}
 				}
 				break
