@@ -191,6 +191,38 @@ func (e *ctrlEnv) gone(name string) {
 	})
 }
 
+// gcObservedInstances returns once kube-controller-manager's garbage collector has observed every
+// instance created so far: it creates a barrier instance owned by a VirtualMachine that does not
+// exist and waits until the collector deletes it. The collector receives instances through one
+// watch, in order, so having acted on the barrier it has seen everything created before it.
+func (e *ctrlEnv) gcObservedInstances() {
+	e.t.Helper()
+	ctx := context.Background()
+	barrier := &kubevirtv1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "gc-barrier-",
+			Namespace:    e.ns,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: kubevirtv1.SchemeGroupVersion.String(),
+				Kind:       "VirtualMachine",
+				Name:       "gc-barrier-owner-that-does-not-exist",
+				UID:        types.UID("00000000-0000-0000-0000-00000000dead"),
+			}},
+		},
+		Spec: *e.demoVM(kubevirtv1.RunStrategyHalted).Spec.Template.Spec.DeepCopy(),
+	}
+	// No node matches: the barrier never boots a guest while it waits for the collector.
+	barrier.Spec.NodeSelector = map[string]string{"nativevirt.io/e2e-gc-barrier": "no-such-node"}
+	created, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, barrier, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.wait("the garbage collector to delete barrier instance "+created.Name, func() (bool, error) {
+		_, err := e.vmi(created.Name)
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
 func podSummary(pods *corev1.PodList) string {
 	if pods == nil {
 		return "none"
@@ -242,7 +274,10 @@ func TestControllerVMLifecycle(t *testing.T) {
 	e.show("restarted")
 
 	// --cascade=orphan: the garbage collector drops the owner reference and keeps the instance;
-	// the re-created VM (same name, new UID) adopts it instead of starting another one.
+	// the re-created VM (same name, new UID) adopts it instead of starting another one. The
+	// collector orphans only the dependents already in its graph: one it has not observed yet
+	// would later be found with a missing owner and deleted, so wait until it has seen `third`.
+	e.gcObservedInstances()
 	if _, err := e.c.Kubectl("delete", "vm", name, "-n", e.ns, "--cascade=orphan"); err != nil {
 		t.Fatal(err)
 	}
