@@ -43,11 +43,11 @@ test-integration: ## Integration tests: real server in-process with a real embed
 
 .PHONY: test-e2e
 test-e2e: deps k8s-binaries build images ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
-	$(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
+	hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
 run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all.
-	hack/run.sh
+	hack/cluster/exclusive.sh hack/run.sh
 
 .PHONY: clean
 clean: ## Remove build output (_output).

@@ -10,4 +10,4 @@ BENCH_ARGS  ?=
 bench: ## Run the benchmarks (BENCH_QUICK=1: ≤ 3 min)
 	@mkdir -p $(BIN) $(OUT)/bench
 	$(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/nativevirt-apiserver ./test/bench/cmd/nativevirt-bench
-	$(BIN)/nativevirt-bench -out=$(OUT)/bench -quick=$(if $(filter 1 true yes,$(BENCH_QUICK)),true,false) $(BENCH_ARGS)
+	hack/cluster/exclusive.sh $(BIN)/nativevirt-bench -out=$(OUT)/bench -quick=$(if $(filter 1 true yes,$(BENCH_QUICK)),true,false) $(BENCH_ARGS)
