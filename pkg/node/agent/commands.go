@@ -35,6 +35,11 @@ func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.Virtu
 		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
 	}
 	l := a.attached(uid)
+	if l == nil && vmi.Status.Phase == kubevirtv1.Running {
+		// The VMI runs here but this agent holds no connection to its launcher: it has just
+		// (re)started and not re-attached yet. The caller should retry, not give up.
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("the node agent of node %s has not attached to the domain of VMI %s/%s yet, retry: %w", a.cfg.NodeName, namespace, name, streamserver.ErrUnavailable)
+	}
 	if l == nil {
 		return nil, nil, virt.DomainInfo{}, fmt.Errorf("no domain for VMI %s/%s on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
 	}

@@ -373,6 +373,21 @@ func TestConsoleAndVNCNeedARunningDomain(t *testing.T) {
 	}
 }
 
+// TestCommandsBeforeReattach: right after an agent (re)start, a VMI whose status says Running
+// has no attached launcher yet; commands answer "retry" (503), not "no such domain" (404).
+func TestCommandsBeforeReattach(t *testing.T) {
+	e := newEnv(t)
+	vmi := scheduledVMI()
+	vmi.Status.Phase = kubevirtv1.Running
+	e.addVMI(vmi)
+	if _, err := e.agent.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
+		t.Errorf("console before re-attach: err = %v, want ErrUnavailable", err)
+	}
+	if err := e.agent.Pause(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
+		t.Errorf("pause before re-attach: err = %v, want ErrUnavailable", err)
+	}
+}
+
 func TestDisksPrepared(t *testing.T) {
 	e := newEnv(t)
 	vmi := scheduledVMI()

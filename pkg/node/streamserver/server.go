@@ -27,6 +27,11 @@ import (
 // domain for the VMI.
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable (wrapped) makes a request fail with 503 and Retry-After: the
+// agent expects a domain for the VMI but has not (re-)attached to it yet, e.g.
+// right after the agent restarted.
+var ErrUnavailable = errors.New("unavailable")
+
 // ErrConflict (wrapped) makes a request fail with 409: the VMI's state does
 // not allow the action, or the uid does not match.
 var ErrConflict = errors.New("conflict")
@@ -131,6 +136,9 @@ func writeError(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, ErrConflict):
 		code = http.StatusConflict
+	case errors.Is(err, ErrUnavailable):
+		code = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
 	}
 	http.Error(w, err.Error(), code)
 }

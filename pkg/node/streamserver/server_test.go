@@ -45,6 +45,9 @@ func (b *backend) check(action, ns, name string, uid types.UID) error {
 	b.mu.Lock()
 	b.calls = append(b.calls, action)
 	b.mu.Unlock()
+	if ns == "default" && name == "reattaching" {
+		return fmt.Errorf("not re-attached to %s/%s yet: %w", ns, name, ErrUnavailable)
+	}
 	if ns != "default" || name != "vm" {
 		return fmt.Errorf("no domain for %s/%s: %w", ns, name, ErrNotFound)
 	}
@@ -154,6 +157,7 @@ func TestCommands(t *testing.T) {
 		{"unpause of a running VMI", "default", "vm", streams.ActionUnpause, vmiUID, http.StatusConflict},
 		{"uid mismatch", "default", "vm", streams.ActionPause, "other", http.StatusConflict},
 		{"unknown VMI", "default", "nope", streams.ActionPause, vmiUID, http.StatusNotFound},
+		{"domain not re-attached yet", "default", "reattaching", streams.ActionPause, vmiUID, http.StatusServiceUnavailable},
 		{"missing uid", "default", "vm", streams.ActionPause, "", http.StatusBadRequest},
 		{"console needs GET", "default", "vm", streams.ActionConsole, vmiUID, http.StatusMethodNotAllowed},
 	}
