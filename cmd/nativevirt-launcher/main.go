@@ -41,6 +41,8 @@ func run(args []string) int {
 	fs.StringVar(&opts.ConfigDir, "config-dir", launcher.DefaultConfigDir, "where libvirtd.conf and qemu.conf are written")
 	fs.StringVar(&opts.Libvirtd, "libvirtd", launcher.DefaultLibvirtd, "libvirt daemon executable")
 	fs.StringVar(&opts.Virtlogd, "virtlogd", launcher.DefaultVirtlogd, "virtlogd executable")
+	opts.ClaimDisks = launcher.ClaimDisks{}
+	fs.Var(opts.ClaimDisks, "claim-disk", "<volume>=<bytes>: create the disk image of a filesystem-mode claim mounted under "+launcherpod.ClaimsDir+"/<volume> when it has none (repeatable)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })

@@ -22,6 +22,9 @@ type Config struct {
 	LauncherPullPolicy corev1.PullPolicy
 	// UseEmulation runs guests under QEMU TCG: the pod then asks for no KVM device.
 	UseEmulation bool
+	// Claims finds the PersistentVolumeClaims of persistentVolumeClaim and ephemeral volumes
+	// (their volume mode decides between a mount and a block device).
+	Claims ClaimLookup
 }
 
 func (c *Config) launcherImage() string {
@@ -113,6 +116,9 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 		},
 	}
 	pod.Spec.Hostname = hostname(vmi)
+	if err := addClaims(pod, vmi, cfg.Claims); err != nil {
+		return nil, err
+	}
 	return pod, nil
 }
 

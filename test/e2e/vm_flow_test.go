@@ -168,8 +168,8 @@ func (f *flow) showWide(step string) {
 // system UUID.
 func (f *flow) consoleCheck(name string) string {
 	f.t.Helper()
-	// A session refused at once (a node agent that just restarted answers 404 until it has found
-	// the domain again) is retried for a while; one that connected must show the prompt.
+	// A session refused at once (a node agent that just restarted answers 503 until it has
+	// re-attached to the domain) is retried for a while; one that connected must show the prompt.
 	deadline := time.Now().Add(time.Minute)
 	var s *consoleSession
 	for {

@@ -68,6 +68,11 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	}
 	kvi := c.kvFactory.Kubevirt().V1()
 	pods := c.podFactory.Core().V1().Pods()
+	// Claims of persistentVolumeClaim volumes: their volume mode shapes the launcher pod.
+	claims := c.nodeFactory.Core().V1().PersistentVolumeClaims().Lister()
+	cfg.Claims = func(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+		return claims.PersistentVolumeClaims(namespace).Get(name)
+	}
 
 	if c.vm, err = vm.New(kv, kvi.VirtualMachines(), kvi.VirtualMachineInstances(), recorder(vm.Name)); err != nil {
 		return nil, err
@@ -95,6 +100,7 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	defer c.kvFactory.Shutdown()
 	defer c.podFactory.Shutdown()
 	defer c.nodeFactory.Shutdown()
+	c.nodeFactory.WaitForCacheSync(ctx.Done())
 
 	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run}
 	errs := make([]error, len(runs))

@@ -2,6 +2,7 @@ package vmi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -25,6 +26,8 @@ const (
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	// ReasonFailedDelete: deleting a launcher pod failed.
 	ReasonFailedDelete = "FailedDelete"
+	// ReasonFailedPvcNotFound: a claim the instance uses does not exist (yet).
+	ReasonFailedPvcNotFound = "FailedPvcNotFound"
 )
 
 // podAPI is what the pod reconciler writes, as function fields so that tests are tables of stubs.
@@ -48,6 +51,11 @@ func (a *podAPI) ensurePod(ctx context.Context, key string, vmi *kubevirtv1.Virt
 		return pods, nil
 	}
 	pod, err := a.render(vmi)
+	if errors.Is(err, launcherpod.ErrClaimPending) {
+		// KubeVirt's reason: the pod is built once the claim exists (retried with back-off).
+		a.event(vmi, corev1.EventTypeWarning, ReasonFailedPvcNotFound, err.Error())
+		return pods, err
+	}
 	if err != nil {
 		// A spec no pod can be built for does not get better by retrying.
 		a.event(vmi, corev1.EventTypeWarning, ReasonFailedCreate, "Error rendering the launcher pod: "+err.Error())

@@ -14,6 +14,7 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
 type podStub struct {
@@ -66,6 +67,8 @@ func TestEnsurePod(t *testing.T) {
 		{name: "never a second pod once past Pending", phase: kubevirtv1.Scheduling, wantSatisfied: true},
 		{name: "render error: event, no retry", stub: podStub{renderErr: errors.New("no memory")},
 			wantEvents: []string{"Warning FailedCreate"}, wantSatisfied: true},
+		{name: "missing claim: event and retry", stub: podStub{renderErr: fmt.Errorf("volume data: %w", launcherpod.ErrClaimPending)},
+			wantEvents: []string{"Warning FailedPvcNotFound"}, wantErr: true, wantSatisfied: true},
 		{name: "create error: event and retry", stub: podStub{createErr: errors.New("quota")}, wantCalls: []string{"create rendered"},
 			wantEvents: []string{"Warning FailedCreate"}, wantErr: true, wantSatisfied: true},
 	}

@@ -44,6 +44,9 @@ type DomainFacts struct {
 	// DiskFormats maps the names of file-backed volumes found in the disks
 	// volume (containerDisk images) to their format, "raw" or "qcow2".
 	DiskFormats map[string]string
+	// BlockVolumes names the claim volumes the launcher pod attaches as block
+	// devices (/dev/<volume>) instead of mounting a filesystem.
+	BlockVolumes map[string]bool
 }
 
 // BuildDomainFunc converts a VMI into its libvirt domain name and XML.

@@ -26,9 +26,11 @@ type launcher struct {
 	podUID types.UID
 	domain string
 	fs     *podfs.Launcher
-	conn   virt.Conn
-	stop   func()
-	hub    *console.Hub
+	// blockVolumes are the volumes the pod attaches as block devices (claims in block mode).
+	blockVolumes map[string]bool
+	conn         virt.Conn
+	stop         func()
+	hub          *console.Hub
 	// guestOSAt is when the guest agent was last asked (sync workers only;
 	// one key is never synced by two workers at once).
 	guestOSAt time.Time
@@ -88,7 +90,7 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		return nil, fmt.Errorf("%w: connecting to libvirt of pod %s: %v", podfs.ErrNotReady, pod.Name, err)
 	}
 	key := vmi.Namespace + "/" + vmi.Name
-	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn}
+	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn, blockVolumes: blockVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
 	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return a.openConsole(socket, domain) })
 	stop, err := conn.Watch(func(ev virt.Event) {
@@ -193,4 +195,15 @@ func (a *Agent) forgetKey(key string, keep types.UID) error {
 		}
 	}
 	return nil
+}
+
+// blockVolumes names the volumes a launcher pod attaches as raw block devices.
+func blockVolumes(pod *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		for _, d := range c.VolumeDevices {
+			out[d.Name] = true
+		}
+	}
+	return out
 }

@@ -146,6 +146,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if err != nil {
 		return 0, fmt.Errorf("preparing disks: %w", err)
 	}
+	facts.BlockVolumes = l.blockVolumes
 	name, xml, err := a.cfg.BuildDomain(vmi, facts)
 	if err != nil {
 		return 0, fmt.Errorf("converting the VMI to a domain: %w", err)

@@ -388,6 +388,34 @@ func TestCommandsBeforeReattach(t *testing.T) {
 	}
 }
 
+// TestBlockClaimsReachTheConverter: claims the launcher pod attaches as devices are block
+// volumes for the domain; mounted claims are not.
+func TestBlockClaimsReachTheConverter(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	obj, _, _ := e.pods.GetByKey(ns + "/virt-launcher-vm-abcde")
+	pod := obj.(*corev1.Pod).DeepCopy()
+	pod.Spec.Containers = []corev1.Container{{
+		Name:          "compute",
+		VolumeDevices: []corev1.VolumeDevice{{Name: "raw", DevicePath: "/dev/raw"}},
+		VolumeMounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/var/run/nativevirt-pvcs/data"}},
+	}}
+	if err := e.pods.Update(pod); err != nil {
+		t.Fatal(err)
+	}
+	var facts DomainFacts
+	build := e.agent.cfg.BuildDomain
+	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
+		facts = f
+		return build(v, f)
+	}
+	e.sync()
+	if diff := cmp.Diff(map[string]bool{"raw": true}, facts.BlockVolumes); diff != "" {
+		t.Errorf("block volumes (-want +got):\n%s", diff)
+	}
+}
+
 func TestDisksPrepared(t *testing.T) {
 	e := newEnv(t)
 	vmi := scheduledVMI()

@@ -21,6 +21,7 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 			Emulation:     emulation,
 			InterfaceMode: convert.SlirpMasquerade,
 			DiskFormats:   formats,
+			BlockVolumes:  facts.BlockVolumes,
 		})
 		if err != nil {
 			return "", nil, err

@@ -27,7 +27,8 @@
 //   - cloud-init: the ISO from package cloudinit at CloudInitISOPath.
 //   - kernel boot: kernel and initrd at KernelBootPaths (copied by the pod).
 //   - claims: mounted at ClaimPath, or block devices at /dev/<volume>
-//     (Context.BlockVolumes); the launcher pod does not mount them yet.
+//     (Context.BlockVolumes); the launcher pod mounts filesystem claims at
+//     launcherpod.ClaimsDir/<volume> and attaches block claims at /dev/<volume>.
 //   - networking: with TapMasquerade a tap device per interface
 //     (Context.TapDevices, default TapName) plus NAT and DHCP for the guest;
 //     with SlirpMasquerade nothing: QEMU forwards the declared ports.

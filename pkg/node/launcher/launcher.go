@@ -60,6 +60,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if err := makeStateDirs(l.opts.StateRoot); err != nil {
 		return err
 	}
+	if err := createClaimDisks(l.opts.ClaimsDir, l.opts.ClaimDisks); err != nil {
+		return err
+	}
 
 	sup := newSupervisor(log)
 	reapCtx, stopReaping := context.WithCancel(context.Background())

@@ -47,6 +47,10 @@ type Options struct {
 	// StateRoot prefixes the daemons' own state directories (/run/libvirt, /var/lib/libvirt,
 	// ...) that the launcher creates; "/" when empty. Tests point it elsewhere.
 	StateRoot string
+	// ClaimsDir is where the pod mounts filesystem-mode claims; ClaimDisks are the images to
+	// create there when missing.
+	ClaimsDir  string
+	ClaimDisks ClaimDisks
 	// OffGrace, PollInterval, StartTimeout and DaemonStopTimeout tune the timing (defaults above).
 	OffGrace, PollInterval, StartTimeout, DaemonStopTimeout time.Duration
 }
@@ -68,6 +72,7 @@ func (o *Options) Complete() {
 	setString(&o.Libvirtd, DefaultLibvirtd)
 	setString(&o.Virtlogd, DefaultVirtlogd)
 	setString(&o.StateRoot, "/")
+	setString(&o.ClaimsDir, launcherpod.ClaimsDir)
 	setDuration(&o.OffGrace, DefaultOffGrace)
 	setDuration(&o.PollInterval, DefaultPollInterval)
 	setDuration(&o.StartTimeout, DefaultStartTimeout)

@@ -1,0 +1,105 @@
+package launcherpod
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+)
+
+// ClaimsDir is where filesystem-mode claims are mounted in the compute container, one directory
+// per volume holding the disk image (disk.img); block-mode claims appear as /dev/<volume>. The
+// node's domain converter points the guest at the same places (convert.DefaultPVCDir).
+const ClaimsDir = "/var/run/nativevirt-pvcs"
+
+// ClaimLookup returns the PersistentVolumeClaim namespace/name, or an error that satisfies
+// apierrors.IsNotFound when there is none.
+type ClaimLookup func(namespace, name string) (*corev1.PersistentVolumeClaim, error)
+
+// ErrClaimPending (wrapped) is returned by Render when a claim the instance uses does not exist
+// yet: the pod is built once it does.
+var ErrClaimPending = errors.New("persistent volume claim pending")
+
+// claimVolume is one VMI volume backed by a claim.
+type claimVolume struct {
+	volume, claim string
+	readOnly      bool
+}
+
+// claimVolumes lists the instance's volumes backed by a claim: persistentVolumeClaim, and the
+// read-only base of an ephemeral volume.
+func claimVolumes(vmi *kubevirtv1.VirtualMachineInstance) []claimVolume {
+	var out []claimVolume
+	for _, v := range vmi.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			out = append(out, claimVolume{v.Name, v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly})
+		case v.Ephemeral != nil && v.Ephemeral.PersistentVolumeClaim != nil:
+			out = append(out, claimVolume{v.Name, v.Ephemeral.PersistentVolumeClaim.ClaimName, true})
+		}
+	}
+	return out
+}
+
+// IsBlock reports whether a claim is a raw block device.
+func IsBlock(pvc *corev1.PersistentVolumeClaim) bool {
+	return pvc.Spec.VolumeMode != nil && *pvc.Spec.VolumeMode == corev1.PersistentVolumeBlock
+}
+
+// addClaims gives the pod a volume per claim and mounts it into the compute container: a
+// directory under ClaimsDir (filesystem mode) or the device /dev/<volume> (block mode).
+func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup ClaimLookup) error {
+	claims := claimVolumes(vmi)
+	if len(claims) == 0 {
+		return nil
+	}
+	if lookup == nil {
+		return errors.New("persistent volume claims are not available to this controller")
+	}
+	compute := &pod.Spec.Containers[0]
+	for _, c := range claims {
+		for _, reserved := range []string{PrivateVolume, DisksVolume, BinVolume} {
+			if c.volume == reserved {
+				return fmt.Errorf("volume name %q is reserved for the launcher pod", c.volume)
+			}
+		}
+		pvc, err := lookup(vmi.Namespace, c.claim)
+		if err != nil {
+			return fmt.Errorf("volume %s: claim %s: %w: %w", c.volume, c.claim, ErrClaimPending, err)
+		}
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
+			Name: c.volume,
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: c.claim, ReadOnly: c.readOnly,
+			}},
+		})
+		if IsBlock(pvc) {
+			compute.VolumeDevices = append(compute.VolumeDevices, corev1.VolumeDevice{Name: c.volume, DevicePath: path.Join("/dev", c.volume)})
+			continue
+		}
+		compute.VolumeMounts = append(compute.VolumeMounts, corev1.VolumeMount{
+			Name: c.volume, MountPath: path.Join(ClaimsDir, c.volume), ReadOnly: c.readOnly,
+		})
+		// A fresh writable claim gets its disk image from the launcher, sized to the claim.
+		if size := claimCapacity(pvc); !c.readOnly && size > 0 {
+			compute.Command = append(compute.Command, "--claim-disk", c.volume+"="+strconv.FormatInt(size, 10))
+		}
+	}
+	return nil
+}
+
+// claimCapacity is the bound volume's capacity, else the requested storage, in bytes (0 when
+// neither is known).
+func claimCapacity(pvc *corev1.PersistentVolumeClaim) int64 {
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		return q.Value()
+	}
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		return q.Value()
+	}
+	return 0
+}
