@@ -228,6 +228,7 @@ func (w *world) startAgent(t *testing.T) {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return w.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
+		CreateOverlay: app.CreateOverlay,
 	})
 	if err := a.AddEventHandlers(vmis.Informer(), pods.Informer()); err != nil {
 		t.Fatal(err)
