@@ -277,9 +277,15 @@ func (a *Agent) Run(ctx context.Context, workers int, synced ...cache.InformerSy
 	migrations := a.migrations
 	a.migrations = map[types.UID]*migration{}
 	a.mu.Unlock()
-	// Running migrations abort on ctx; wait for their tunnels to close.
+	// Running migrations abort on ctx; give them a moment to end (libvirt
+	// resumes the source guest) and their tunnels to close.
+	wait := time.After(30 * time.Second)
 	for _, m := range migrations {
-		<-m.done
+		select {
+		case <-m.done:
+		case <-wait:
+			logger.Info("A migration did not end after its abort", "migration", m.uid)
+		}
 	}
 	a.closeAllTunnels()
 	return nil

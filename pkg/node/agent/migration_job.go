@@ -122,13 +122,16 @@ func (a *Agent) startMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 	a.migrations[vmi.UID] = m
 	runCtx := a.ctx
 	a.mu.Unlock()
-	go a.runMigration(runCtx, logger, l.key, m, conn, l.conn, proxy, a.completionTimeout(vmi))
+	go a.runMigration(runCtx, logger, l.key, m, conn, proxy, a.completionTimeout(vmi))
 	return m, nil
 }
 
 // runMigration runs the transfer and watches it: progress and completion
-// timeouts and abort requests stop it with virDomainAbortJob.
-func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn, observer virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
+// timeouts and abort requests stop it with virDomainAbortJob. conn is the
+// migration's own connection: libvirt serves the progress and abort calls
+// while the migration call blocks on it.
+func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
+	observer := conn
 	result := make(chan error, 1)
 	go func() { result <- conn.Migrate(m.domain, migrateParams()) }()
 	logger.Info("Migration started", "domain", m.domain, "completionTimeout", completion, "progressTimeout", a.cfg.Migration.ProgressTimeout)
@@ -138,7 +141,7 @@ func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string
 	start := time.Now()
 	lastProgress, lowest := start, uint64(0)
 	aborting := false
-	abortCh := m.abort
+	abortCh, stopping := m.abort, ctx.Done()
 	abort := func(why string) {
 		if aborting {
 			return
@@ -161,8 +164,9 @@ loop:
 		case <-abortCh:
 			abort("")
 			abortCh = nil // aborted once; keep waiting for the result
-		case <-ctx.Done():
+		case <-stopping:
 			abort("the node agent stopped")
+			stopping = nil
 		case <-tick.C:
 			st, serr := observer.JobStats(m.domain, false)
 			if serr != nil || !st.Active {
