@@ -132,6 +132,9 @@ type MigrationConfig struct {
 	// Poll is how often a running migration's progress is checked (one
 	// second when zero).
 	Poll time.Duration
+	// BandwidthMiB caps each migration from this node in MiB/s; 0 leaves it
+	// unlimited.
+	BandwidthMiB uint64
 }
 
 // Migration defaults (KubeVirt's timeouts).

@@ -79,12 +79,13 @@ func inPod(ch streams.MigrationChannel) string {
 // migrateParams are the libvirt parameters of every migration: the three
 // channels go to the agent's sockets in the source pod (the tunnels), and
 // the writable disks of the disks volume are block-copied.
-func migrateParams() virt.MigrateParams {
+func (a *Agent) migrateParams() virt.MigrateParams {
 	return virt.MigrateParams{
 		DestURI:        virt.URI(inPod(streams.ChannelLibvirt)),
 		MigrationURI:   "unix://" + inPod(streams.ChannelQEMU),
 		DisksURI:       "unix://" + inPod(streams.ChannelNBD),
 		CopyDisksUnder: launcherpod.DisksDir,
+		BandwidthMiB:   a.cfg.Migration.BandwidthMiB,
 	}
 }
 
@@ -133,7 +134,7 @@ func (a *Agent) startMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
 	observer := conn
 	result := make(chan error, 1)
-	go func() { result <- conn.Migrate(m.domain, migrateParams()) }()
+	go func() { result <- conn.Migrate(m.domain, a.migrateParams()) }()
 	logger.Info("Migration started", "domain", m.domain, "completionTimeout", completion, "progressTimeout", a.cfg.Migration.ProgressTimeout)
 
 	tick := time.NewTicker(a.cfg.Migration.Poll)

@@ -116,6 +116,7 @@ func hasCall(calls []string, prefix string) bool {
 
 func TestMigrationSourceSucceeds(t *testing.T) {
 	e := startRunning(t)
+	e.agent.cfg.Migration.BandwidthMiB = 64
 	release, started := e.blockMigrations(false)
 	e.migrateTo()
 	e.sync()
@@ -134,6 +135,7 @@ func TestMigrationSourceSucceeds(t *testing.T) {
 		MigrationURI:   "unix:///var/run/nativevirt/migration/qemu.sock",
 		DisksURI:       "unix:///var/run/nativevirt/migration/nbd.sock",
 		CopyDisksUnder: "/var/run/nativevirt-disks",
+		BandwidthMiB:   64,
 	}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("migration parameters (-want +got):\n%s", diff)

@@ -46,6 +46,7 @@ type Options struct {
 	// the live migrations this node sends.
 	MigrationProgressTimeout         time.Duration
 	MigrationCompletionTimeoutPerGiB time.Duration
+	MigrationBandwidthMiB            uint64
 }
 
 // NewOptions returns the defaults; the node name defaults to $NODE_NAME and
@@ -92,6 +93,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Abort a live migration from this node when the data left to transfer did not shrink for this long.")
 	fs.DurationVar(&o.MigrationCompletionTimeoutPerGiB, "migration-completion-timeout-per-gib", o.MigrationCompletionTimeoutPerGiB,
 		"Abort a live migration from this node that takes longer than this per GiB of guest memory (at least one GiB's worth).")
+	fs.Uint64Var(&o.MigrationBandwidthMiB, "migration-bandwidth-mib", o.MigrationBandwidthMiB,
+		"Cap each live migration from this node at this many MiB/s; 0 leaves it unlimited.")
 }
 
 // Validate checks the options.

@@ -101,6 +101,7 @@ func Run(ctx context.Context, o *Options) error {
 	migration := agent.MigrationConfig{
 		ProgressTimeout:         o.MigrationProgressTimeout,
 		CompletionTimeoutPerGiB: o.MigrationCompletionTimeoutPerGiB,
+		BandwidthMiB:            o.MigrationBandwidthMiB,
 	}
 	if o.TLSCertFile != "" {
 		if tlsFiles, err = readTLSFiles(o); err != nil {

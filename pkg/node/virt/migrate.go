@@ -30,6 +30,9 @@ func (c *libvirtConn) Migrate(name string, p MigrateParams) error {
 			return fmt.Errorf("migrating domain %s: %w", name, err)
 		}
 		params := &libvirt.DomainMigrateParameters{URISet: true, URI: p.MigrationURI}
+		if p.BandwidthMiB > 0 {
+			params.BandwidthSet, params.Bandwidth = true, p.BandwidthMiB
+		}
 		flags := migrateFlags
 		if len(disks) > 0 {
 			// Only the top image: the destination has the same backing images.

@@ -194,6 +194,8 @@ type MigrateParams struct {
 	// backing images, so only the top image is copied). Read-only disks and
 	// disks elsewhere (shared storage) are not copied.
 	CopyDisksUnder string
+	// BandwidthMiB caps the transfer in MiB/s; 0 leaves it unlimited.
+	BandwidthMiB uint64
 }
 
 // JobStats is the progress of a domain job.

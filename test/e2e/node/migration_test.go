@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +46,6 @@ const (
 	migVMIUID    = types.UID("4f0c1a2b-9d8e-4c7b-8a6f-5e4d3c2b1a09")
 	migUID       = types.UID("7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d")
 	sourcePodUID = types.UID("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
-	targetPodUID = types.UID("2d3e4f5a-6b7c-4d8e-9fa0-1b2c3d4e5f60")
 	// counterUserData writes a marker to the emptyDisk (vdc) and starts a
 	// counter on the serial console with the guest's uptime.
 	counterUserData = "#!/bin/sh\nprintf 'scratch-%s\\n' $((1000+234)) >/dev/vdc\nsync\n" +
@@ -109,7 +110,7 @@ func enforceResourceVersions(kv *kvfake.Clientset) {
 	})
 }
 
-func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, kube *kubefake.Clientset, ca *streamstest.CA) {
+func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, kube *kubefake.Clientset, ca *streamstest.CA, bandwidthMiB uint64) {
 	t.Helper()
 	pair, err := ca.AgentCert(streams.HandlerCommonName, "127.0.0.1")
 	if err != nil {
@@ -165,6 +166,7 @@ func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, k
 			DialTunnel: func(ctx context.Context, endpoint string, mt streams.MigrationTarget) (net.Conn, error) {
 				return streams.DialTunnel(ctx, endpoint, clientCfg, mt)
 			},
+			BandwidthMiB: bandwidthMiB,
 		},
 	})
 	handler = streamserver.Handler(a)
@@ -218,12 +220,22 @@ func updateVMI(t *testing.T, kv *kvfake.Clientset, fn func(*kubevirtv1.VirtualMa
 	}
 }
 
-// TestLiveMigrationOnRealLibvirt moves the demo guest (256 MiB, TCG) between two launcher
-// "pods" of two "nodes", through the two node agents' migration tunnels (unix sockets in each
-// pod's private directory, mutual TLS between the agents): the guest's counter and uptime go
-// on, its emptyDisk content arrives, the console answers through the target's agent, the
-// source domain is gone and the source launcher exits.
-func TestLiveMigrationOnRealLibvirt(t *testing.T) {
+// migrationWorld is the fake API shared by the nodes, the node CA and the built launcher.
+type migrationWorld struct {
+	t                *testing.T
+	launcher, disk   string
+	kv               *kvfake.Clientset
+	kube             *kubefake.Clientset
+	ca               *streamstest.CA
+	src              *migrationNode
+	bandwidthMiB     uint64
+	nextNode, podSeq int
+}
+
+// newMigrationWorld builds the launcher, starts the source pod and agent, and waits until the
+// guest counts on its console.
+func newMigrationWorld(t *testing.T, bandwidthMiB uint64) *migrationWorld {
+	t.Helper()
 	root := repoRoot(t)
 	disk := prerequisites(t, root)
 	launcher := filepath.Join(t.TempDir(), "nativevirt-launcher")
@@ -232,57 +244,82 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the launcher: %v\n%s", err, out)
 	}
-	src := &migrationNode{name: "node-a", podName: "virt-launcher-mover-aaaaa", podIP: "10.244.0.9", podUID: sourcePodUID}
-	dst := &migrationNode{name: "node-b", podName: "virt-launcher-mover-bbbbb", podIP: "10.244.1.9", podUID: targetPodUID}
-	src.pod = startPodUID(t, launcher, disk, src.podUID, migVMIName, migVMIUID)
-
-	kv := kvfake.NewSimpleClientset(migratingVMI())
-	enforceResourceVersions(kv)
-	kube := kubefake.NewClientset(launcherPodObject(src, nil))
 	ca, err := streamstest.NewCA("nativevirt node CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	startMigrationAgent(t, src, kv, kube, ca)
-	ctx := context.Background()
-	get := func() *kubevirtv1.VirtualMachineInstance {
-		v, err := kv.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, migVMIName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	w := &migrationWorld{t: t, launcher: launcher, disk: disk, ca: ca, bandwidthMiB: bandwidthMiB,
+		kv: kvfake.NewSimpleClientset(migratingVMI())}
+	enforceResourceVersions(w.kv)
+	w.src = &migrationNode{name: "node-a", podName: "virt-launcher-mover-aaaaa", podIP: "10.244.0.9", podUID: sourcePodUID}
+	w.src.pod = startPodUID(t, launcher, disk, w.src.podUID, migVMIName, migVMIUID)
+	w.kube = kubefake.NewClientset(launcherPodObject(w.src, nil))
+	startMigrationAgent(t, w.src, w.kv, w.kube, ca, bandwidthMiB)
 
 	t0 := time.Now()
-	waitFor(t, 90*time.Second, "phase Running on the source", func() bool { return get().Status.Phase == kubevirtv1.Running })
-	waitFor(t, 180*time.Second, "the guest's counter on the source", func() bool { return len(ticks(t, src.pod)) >= 4 })
+	waitFor(t, 90*time.Second, "phase Running on the source", func() bool { return w.get().Status.Phase == kubevirtv1.Running })
+	waitFor(t, 180*time.Second, "the guest's counter on the source", func() bool { return len(ticks(t, w.src.pod)) >= 4 })
 	t.Logf("guest counting on the source after %v", time.Since(t0).Round(time.Millisecond))
-	if c := get().Status.Conditions; !hasCondition(c, kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionTrue) {
+	if c := w.get().Status.Conditions; !hasCondition(c, kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionTrue) {
 		t.Fatalf("LiveMigratable is not True: %+v", c)
 	}
+	return w
+}
 
-	// The controller's part: a target pod on the other node, then the migration state (and the
-	// apiserver's label for the target node).
-	dst.pod = startPodUID(t, launcher, disk, dst.podUID, migVMIName, migVMIUID)
-	if _, err := kube.CoreV1().Pods(ns).Create(ctx, launcherPodObject(dst, map[string]string{kubevirtv1.MigrationJobLabel: string(migUID)}), metav1.CreateOptions{}); err != nil {
+func (w *migrationWorld) get() *kubevirtv1.VirtualMachineInstance {
+	w.t.Helper()
+	v, err := w.kv.KubevirtV1().VirtualMachineInstances(ns).Get(context.Background(), migVMIName, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return v
+}
+
+// migrate plays the controller: a target pod on a new node with its agent, then the
+// migration state (and the apiserver's label for the target node). It returns the target
+// node once the transfer started.
+func (w *migrationWorld) migrate(uid types.UID) *migrationNode {
+	t := w.t
+	t.Helper()
+	w.nextNode++
+	dst := &migrationNode{
+		name:    fmt.Sprintf("node-%c", 'a'+w.nextNode),
+		podName: fmt.Sprintf("virt-launcher-mover-target%d", w.nextNode),
+		podIP:   fmt.Sprintf("10.244.%d.9", w.nextNode),
+		podUID:  types.UID(fmt.Sprintf("2d3e4f5a-6b7c-4d8e-9fa0-1b2c3d4e5f%02d", w.nextNode)),
+	}
+	dst.pod = startPodUID(t, w.launcher, w.disk, dst.podUID, migVMIName, migVMIUID)
+	if _, err := w.kube.CoreV1().Pods(ns).Create(context.Background(), launcherPodObject(dst, map[string]string{kubevirtv1.MigrationJobLabel: string(uid)}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	startMigrationAgent(t, dst, kv, kube, ca)
-	tm := time.Now()
-	updateVMI(t, kv, func(v *kubevirtv1.VirtualMachineInstance) {
+	startMigrationAgent(t, dst, w.kv, w.kube, w.ca, w.bandwidthMiB)
+	updateVMI(t, w.kv, func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Labels = map[string]string{kubevirtv1.MigrationTargetNodeNameLabel: dst.name}
 		v.Status.MigrationState = &kubevirtv1.VirtualMachineInstanceMigrationState{
-			MigrationUID: migUID, Mode: kubevirtv1.MigrationPreCopy,
-			SourceNode: src.name, SourcePod: src.podName, TargetNode: dst.name, TargetPod: dst.podName,
+			MigrationUID: uid, Mode: kubevirtv1.MigrationPreCopy,
+			SourceNode: w.src.name, SourcePod: w.src.podName, TargetNode: dst.name, TargetPod: dst.podName,
 		}
 	})
-	waitFor(t, 60*time.Second, "the target's address", func() bool { return get().Status.MigrationState.TargetNodeAddress != "" })
-	if got := get().Status.MigrationState.TargetNodeAddress; got != dst.endpoint {
+	waitFor(t, 60*time.Second, "the target's address", func() bool { return w.get().Status.MigrationState.TargetNodeAddress != "" })
+	if got := w.get().Status.MigrationState.TargetNodeAddress; got != dst.endpoint {
 		t.Errorf("targetNodeAddress %q, want the target agent's endpoint %q", got, dst.endpoint)
 	}
+	waitFor(t, 60*time.Second, "the transfer's start", func() bool { return w.get().Status.MigrationState.StartTimestamp != nil })
+	return dst
+}
+
+// TestLiveMigrationOnRealLibvirt moves the demo guest (256 MiB, TCG) between two launcher
+// "pods" of two "nodes", through the two node agents' migration tunnels (unix sockets in each
+// pod's private directory, mutual TLS between the agents): the guest's counter and uptime go
+// on, its emptyDisk content arrives, the console answers through the target's agent, the
+// source domain is gone and the source launcher exits.
+func TestLiveMigrationOnRealLibvirt(t *testing.T) {
+	w := newMigrationWorld(t, 0)
+	src, kv, ctx, get := w.src, w.kv, context.Background(), w.get
 	before := ticks(t, src.pod)
 	lastBefore := before[len(before)-1]
-	waitFor(t, 60*time.Second, "the transfer's start", func() bool { return get().Status.MigrationState.StartTimestamp != nil })
+	tm := time.Now()
+	dst := w.migrate(migUID)
 	waitFor(t, 300*time.Second, "the migration to complete", func() bool { return get().Status.MigrationState.Completed })
 	took := time.Since(tm)
 	ms := get().Status.MigrationState
@@ -306,9 +343,9 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("MIGRATION of a 256 MiB guest (TCG): %v from the migration state to completed (startTimestamp→endTimestamp %v); "+
-		"libvirt: elapsed %v, downtime %v, %d MiB transferred (memory %d MiB, disks %d KiB), %d memory iterations",
+		"libvirt: elapsed %v, downtime %v, %d MiB of memory transferred in %d iterations (the disks' block copy comes before it)",
 		took.Round(time.Millisecond), ms.EndTimestamp.Sub(ms.StartTimestamp.Time), js.Elapsed, js.Downtime,
-		js.DataProcessed>>20, js.MemoryProcessed>>20, js.DiskProcessed>>10, js.Iterations)
+		js.MemoryProcessed>>20, js.Iterations)
 	if !js.Active {
 		t.Error("the target daemon has no completed migration job to report")
 	}
@@ -390,6 +427,95 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Error("the target launcher still runs after its domain stopped")
 	}
+}
+
+// TestMigrationFailuresKeepTheGuestOnTheSource: with the transfer slowed down (2 MiB/s), an
+// abort request and then the loss of the target launcher (all its processes killed) mid-way
+// end the migration failed, and the guest keeps running on the source without a restart.
+func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
+	w := newMigrationWorld(t, 2)
+	for _, tc := range []struct {
+		name string
+		uid  types.UID
+		// interrupt breaks the running transfer to dst.
+		interrupt func(dst *migrationNode)
+		// wantAbort is the abortStatus the source must answer.
+		wantAbort kubevirtv1.MigrationAbortStatus
+	}{{
+		name: "abort requested",
+		uid:  "5b6c7d8e-0000-4000-8000-000000000001",
+		interrupt: func(*migrationNode) {
+			updateVMI(t, w.kv, func(v *kubevirtv1.VirtualMachineInstance) { v.Status.MigrationState.AbortRequested = true })
+		},
+		wantAbort: kubevirtv1.MigrationAbortSucceeded,
+	}, {
+		name:      "target launcher killed",
+		uid:       "5b6c7d8e-0000-4000-8000-000000000002",
+		interrupt: func(dst *migrationNode) { killPod(t, dst.pod) },
+	}} {
+		dst := w.migrate(tc.uid)
+		// Let the transfer get going (about 90 MiB at 2 MiB/s) before breaking it.
+		time.Sleep(3 * time.Second)
+		if ms := w.get().Status.MigrationState; ms.Completed {
+			t.Fatalf("%s: the slowed-down migration completed before it could be interrupted: %+v", tc.name, ms)
+		}
+		ti := time.Now()
+		tc.interrupt(dst)
+		waitFor(t, 120*time.Second, tc.name+": the migration to end", func() bool { return w.get().Status.MigrationState.Completed })
+		ms := w.get().Status.MigrationState
+		t.Logf("%s: ended %v after the interruption: failed=%v abortStatus=%q reason %q", tc.name,
+			time.Since(ti).Round(time.Millisecond), ms.Failed, ms.AbortStatus, ms.FailureReason)
+		if !ms.Failed || ms.FailureReason == "" || ms.AbortStatus != tc.wantAbort || ms.TargetNodeDomainDetected {
+			t.Errorf("%s: migration state %+v, want failed with a reason, abortStatus %q, never detected on the target", tc.name, ms, tc.wantAbort)
+		}
+		// The guest runs on, on the source, and nothing of it runs on the target.
+		n := len(ticks(t, w.src.pod))
+		waitFor(t, 60*time.Second, tc.name+": the counter going on at the source", func() bool { return len(ticks(t, w.src.pod)) >= n+3 })
+		all := ticks(t, w.src.pod)
+		for i := 1; i < len(all); i++ {
+			if all[i][0] != all[i-1][0]+1 || all[i][1] < all[i-1][1] {
+				t.Fatalf("%s: the counter restarted or jumped on the source: %v", tc.name, all[i-1:i+1])
+			}
+		}
+		if st := w.get().Status; st.NodeName != w.src.name || st.Phase != kubevirtv1.Running {
+			t.Errorf("%s: node %s phase %s, want Running on %s", tc.name, st.NodeName, st.Phase, w.src.name)
+		}
+		waitFor(t, 60*time.Second, tc.name+": the target launcher to end", func() bool {
+			select {
+			case err := <-dst.pod.exited:
+				dst.pod.exited <- err
+				return true
+			default:
+				return false
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.src.pod.private, "serial.log")); bytes.Count(b, []byte(banner)) != 1 {
+		t.Error("the guest booted more than once on the source")
+	}
+}
+
+// killPod kills every process of a launcher "pod" at once, as a node losing the pod would:
+// the launcher and all its descendants (libvirtd, virtlogd and QEMU, which libvirt puts into a
+// mount namespace of its own).
+func killPod(t *testing.T, p *pod) {
+	t.Helper()
+	pids := []int{p.cmd.Process.Pid}
+	for i := 0; i < len(pids); i++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pids[i]))
+		for _, task := range tasks {
+			data, _ := os.ReadFile(task)
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	t.Logf("killed the %d processes of the target launcher pod", len(pids))
 }
 
 func hasCondition(cs []kubevirtv1.VirtualMachineInstanceCondition, t kubevirtv1.VirtualMachineInstanceConditionType, s corev1.ConditionStatus) bool {
