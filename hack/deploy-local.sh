@@ -62,12 +62,14 @@ ca_bundle=$("$NV_ROOT/hack/cluster/serving-cert.sh" "$CERTS" \
 nv_step "node agent PKI"
 # The apiserver dials the node agents at the address they advertise (the bridge address here) and
 # presents a client certificate with CN nativevirt-apiserver; both sides trust only the node CA.
+# The node agents' certificate (CN nativevirt-handler) also authenticates one agent to another
+# for live migration tunnels, hence its clientAuth usage.
 (
 	source "$NV_ROOT/hack/cluster/pki.sh"
 	mkdir -p "$NV_PKI" "$NODE_CERTS"
 	nv_pki_ca node-ca "nativevirt node CA"
 	nv_pki_issue node-ca "$NODE_CERTS/handler.crt" "$NODE_CERTS/handler.key" \
-		/CN=nativevirt-handler server "IP:$NV_BRIDGE_IP" "IP:127.0.0.1" "DNS:$NV_NODE_NAME"
+		/CN=nativevirt-handler server+client "IP:$NV_BRIDGE_IP" "IP:127.0.0.1" "DNS:$NV_NODE_NAME"
 	nv_pki_issue node-ca "$NODE_CERTS/apiserver-client.crt" "$NODE_CERTS/apiserver-client.key" \
 		/CN=nativevirt-apiserver client
 	cp "$NV_PKI/node-ca.crt" "$NODE_CERTS/ca.crt"

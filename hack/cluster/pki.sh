@@ -30,8 +30,10 @@ nv_pki_ca() {
 }
 
 # nv_pki_issue CA OUT_CRT OUT_KEY SUBJECT USAGE [SAN...]: a leaf cert signed by $NV_PKI/CA.
-# USAGE is server or client. The cert is kept when present, signed by the same CA and (for
-# server certs) carrying the same SANs; otherwise it is issued again.
+# USAGE is server, client or server+client (a node agent's cert: it serves the stream endpoint
+# and opens migration tunnels to other node agents as a client). The cert is kept when present,
+# signed by the same CA and (for server certs) carrying the same SANs; otherwise it is issued
+# again.
 nv_pki_issue() {
 	local ca=$1 crt=$2 key=$3 subject=$4 usage=$5
 	shift 5
@@ -50,7 +52,12 @@ nv_pki_issue() {
 		return 0
 	fi
 	local ext eku
-	if [[ $usage == server ]]; then eku=serverAuth; else eku=clientAuth; fi
+	case $usage in
+	server) eku=serverAuth ;;
+	client) eku=clientAuth ;;
+	server+client) eku=serverAuth,clientAuth ;;
+	*) nv_die "nv_pki_issue: usage must be server, client or server+client, not $usage" ;;
+	esac
 	ext=$(mktemp)
 	{
 		echo "basicConstraints=critical,CA:FALSE"

@@ -9,7 +9,9 @@ import (
 
 // ServerTLSConfig is the node agent's TLS configuration: it serves certPEM/keyPEM
 // and requires a client certificate that chains to caPEM and carries the common
-// name APIServerCommonName.
+// name APIServerCommonName (the apiserver) or HandlerCommonName (another node
+// agent opening a migration tunnel). Which name may do what is decided per
+// request: see ClientRole.
 func ServerTLSConfig(caPEM, certPEM, keyPEM []byte) (*tls.Config, error) {
 	pool, err := caPool(caPEM)
 	if err != nil {
@@ -24,22 +26,39 @@ func ServerTLSConfig(caPEM, certPEM, keyPEM []byte) (*tls.Config, error) {
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    pool,
-		// The chain was verified against the node CA before this runs; the CA
-		// also signs node agent certificates, so the name tells the apiserver apart.
+		// The chain was verified against the node CA before this runs; the
+		// name tells the apiserver and node agents apart.
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("no client certificate")
 			}
-			if cn := cs.PeerCertificates[0].Subject.CommonName; cn != APIServerCommonName {
-				return fmt.Errorf("client certificate common name %q is not %q", cn, APIServerCommonName)
+			if ClientRole(cs.PeerCertificates) == "" {
+				return fmt.Errorf("client certificate common name %q is neither %q nor %q",
+					cs.PeerCertificates[0].Subject.CommonName, APIServerCommonName, HandlerCommonName)
 			}
 			return nil
 		},
 	}, nil
 }
 
-// ClientTLSConfig is the apiserver's TLS configuration towards node agents: it
-// presents certPEM/keyPEM (common name APIServerCommonName) and accepts a
+// ClientRole is the common name of a verified client certificate chain when it
+// is one the node agent knows (APIServerCommonName or HandlerCommonName), ""
+// otherwise.
+func ClientRole(certs []*x509.Certificate) string {
+	if len(certs) == 0 {
+		return ""
+	}
+	switch cn := certs[0].Subject.CommonName; cn {
+	case APIServerCommonName, HandlerCommonName:
+		return cn
+	}
+	return ""
+}
+
+// ClientTLSConfig is the TLS configuration of a client of a node agent: the
+// apiserver (certPEM/keyPEM with common name APIServerCommonName) or another
+// node agent opening a migration tunnel (its own certificate, common name
+// HandlerCommonName, which must allow client authentication). It accepts a
 // serving certificate that chains to caPEM for server authentication.
 //
 // The host name is not checked: the endpoint comes from a Node annotation and

@@ -57,7 +57,13 @@ func TestTLSConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agentAsClient, err := world.ca.ClientCert("nativevirt-handler")
+	// A node agent's certificate passes the TLS layer (the stream server
+	// then limits it to migration tunnels) only when it allows client use.
+	agentAsClient, err := world.ca.AgentCert(streams.HandlerCommonName, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentServerOnly, err := world.ca.ServerCert(streams.HandlerCommonName, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,8 @@ func TestTLSConfigs(t *testing.T) {
 	}{
 		{name: "apiserver client accepted", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: world.client, wantOK: true},
 		{name: "client with another CN refused", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: wrongCN},
-		{name: "agent CN as client refused", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: agentAsClient},
+		{name: "agent certificate as client accepted", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: agentAsClient, wantOK: true},
+		{name: "agent serving-only certificate as client refused", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: agentServerOnly},
 		{name: "client from another CA refused", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: other.client},
 		{name: "no client certificate refused", serverPKI: world, clientCA: world.ca.CertPEM, clientPair: world.client, noCert: true},
 		{name: "agent from another CA refused by client", serverPKI: pki{ca: world.ca, server: other.server}, clientCA: world.ca.CertPEM, clientPair: world.client},

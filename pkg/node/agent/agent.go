@@ -10,15 +10,24 @@
 // libvirt and a periodic resync feed the queue; the domain checkpoint
 // (package domains) makes restarts of the agent invisible to the guests.
 //
+// It also watches the VMIs whose migration target is this node (label
+// kubevirt.io/migrationTargetNodeName) and plays both ends of a live
+// migration: as target it prepares the target launcher and accepts the
+// source agent's tunnels; as source it runs the libvirt migration through
+// them (see migration_source.go for the rule that keeps one running copy).
+//
 // Files: agent.go (queue and wiring), launchers.go (connections to launcher
 // daemons), reconcile.go (the sync decision), status.go (status computation),
 // disks.go (local disk preparation), commands.go (pause/unpause/softreboot,
-// console and VNC for the stream server).
+// console and VNC for the stream server), migration_target.go (target side
+// and its tunnels), migration_source.go (source-side decisions),
+// migration_job.go (the running transfer).
 package agent
 
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -37,6 +46,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 // DomainFacts are what the agent found out locally that the domain XML needs.
@@ -90,17 +100,67 @@ type Config struct {
 	UpdateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error
 	// GetSecret reads a Secret (cloud-init secretRef).
 	GetSecret func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// CreateOverlay creates the qcow2 image overlay backed by backing (both
+	// host paths; the backing file is recorded by its base name, relative to
+	// the overlay) in backingFormat, raw or qcow2.
+	CreateOverlay func(overlay, backing, backingFormat string) error
+	// TargetVMIs lists the VMIs whose migration target is this node (label
+	// kubevirt.io/migrationTargetNodeName); nil: this node is never a target.
+	TargetVMIs listers.VirtualMachineInstanceLister
+	// Migration configures live migration.
+	Migration MigrationConfig
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
+
+// MigrationConfig configures both ends of live migrations.
+type MigrationConfig struct {
+	// Endpoint is this agent's stream endpoint ("host:port") as other node
+	// agents reach it; empty disables migrations to this node.
+	Endpoint string
+	// DialTunnel opens a migration tunnel to the target agent at endpoint;
+	// nil disables migrations from this node.
+	DialTunnel func(ctx context.Context, endpoint string, t streams.MigrationTarget) (net.Conn, error)
+	// ProgressTimeout aborts a migration whose remaining data did not shrink
+	// for that long (DefaultProgressTimeout when zero).
+	ProgressTimeout time.Duration
+	// CompletionTimeoutPerGiB bounds a migration's duration per GiB of guest
+	// memory, at least one GiB's worth (DefaultCompletionTimeoutPerGiB when zero).
+	CompletionTimeoutPerGiB time.Duration
+	// ConfirmTimeout is how long the source waits, once its guest is gone or
+	// paused by a migration, for the target agent to report the guest
+	// running before it declares the migration failed (DefaultConfirmTimeout
+	// when zero).
+	ConfirmTimeout time.Duration
+	// Poll is how often a running migration's progress is checked (one
+	// second when zero).
+	Poll time.Duration
+	// BandwidthMiB caps each migration from this node in MiB/s; 0 leaves it
+	// unlimited.
+	BandwidthMiB uint64
+}
+
+// Migration defaults (KubeVirt's timeouts).
+const (
+	DefaultProgressTimeout         = 150 * time.Second
+	DefaultCompletionTimeoutPerGiB = 150 * time.Second
+	DefaultConfirmTimeout          = 2 * time.Minute
+)
 
 // Agent reconciles the VMIs of one node.
 type Agent struct {
 	cfg   Config
 	queue workqueue.TypedRateLimitingInterface[string]
 
+	// ctx lives as long as Run (background before): migrations run on it.
+	ctx context.Context
+
 	mu        sync.Mutex
 	launchers map[types.UID]*launcher // by VMI uid
+	// migrations are the outgoing migrations of this process, by VMI uid.
+	migrations map[types.UID]*migration
+	// tunnels are the open incoming migration tunnels, by migration uid.
+	tunnels map[types.UID]map[net.Conn]struct{}
 }
 
 // New returns an agent; call Run to start it.
@@ -108,12 +168,28 @@ func New(cfg Config) *Agent {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	m := &cfg.Migration
+	if m.ProgressTimeout <= 0 {
+		m.ProgressTimeout = DefaultProgressTimeout
+	}
+	if m.CompletionTimeoutPerGiB <= 0 {
+		m.CompletionTimeoutPerGiB = DefaultCompletionTimeoutPerGiB
+	}
+	if m.ConfirmTimeout <= 0 {
+		m.ConfirmTimeout = DefaultConfirmTimeout
+	}
+	if m.Poll <= 0 {
+		m.Poll = time.Second
+	}
 	return &Agent{
 		cfg: cfg,
+		ctx: context.Background(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "vmi"}),
-		launchers: map[types.UID]*launcher{},
+		launchers:  map[types.UID]*launcher{},
+		migrations: map[types.UID]*migration{},
+		tunnels:    map[types.UID]map[net.Conn]struct{}{},
 	}
 }
 
@@ -130,6 +206,17 @@ func (a *Agent) AddEventHandlers(vmis, pods cache.SharedIndexInformer) error {
 		AddFunc:    a.enqueuePod,
 		UpdateFunc: func(_, obj interface{}) { a.enqueuePod(obj) },
 		DeleteFunc: a.enqueuePod,
+	})
+	return err
+}
+
+// AddTargetEventHandlers makes changes of the VMIs migrating to this node
+// (the informer behind Config.TargetVMIs) enqueue them.
+func (a *Agent) AddTargetEventHandlers(targetVMIs cache.SharedIndexInformer) error {
+	_, err := targetVMIs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    a.enqueueObject,
+		UpdateFunc: func(_, obj interface{}) { a.enqueueObject(obj) },
+		DeleteFunc: a.enqueueObject,
 	})
 	return err
 }
@@ -172,6 +259,9 @@ func (a *Agent) Run(ctx context.Context, workers int, synced ...cache.InformerSy
 	defer utilruntime.HandleCrash()
 	defer a.queue.ShutDown()
 	logger := klog.FromContext(ctx)
+	a.mu.Lock()
+	a.ctx = ctx
+	a.mu.Unlock()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("informer caches did not sync")
 	}
@@ -190,7 +280,20 @@ func (a *Agent) Run(ctx context.Context, workers int, synced ...cache.InformerSy
 		l.close()
 		delete(a.launchers, uid)
 	}
+	migrations := a.migrations
+	a.migrations = map[types.UID]*migration{}
 	a.mu.Unlock()
+	// Running migrations abort on ctx; give them a moment to end (libvirt
+	// resumes the source guest) and their tunnels to close.
+	wait := time.After(30 * time.Second)
+	for _, m := range migrations {
+		select {
+		case <-m.done:
+		case <-wait:
+			logger.Info("A migration did not end after its abort", "migration", m.uid)
+		}
+	}
+	a.closeAllTunnels()
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
 
@@ -28,8 +29,12 @@ const (
 var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
 
 // prepareDisks creates what the domain's local volumes need in the disks
-// volume of the launcher: sparse emptyDisk images and cloud-init ISOs; and it
-// reports the format of the containerDisk images the init containers copied.
+// volume of the launcher: qcow2 overlays over the containerDisk images the
+// init containers copied, sparse emptyDisk images and cloud-init ISOs; and it
+// reports the format of the containerDisk images. It runs before a domain is
+// defined and started, and on a migration target before the migration (whose
+// block copy then fills the overlays and emptyDisks); it never overwrites an
+// overlay or an emptyDisk a guest may already have written.
 func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, disks *podfs.Dir) (DomainFacts, error) {
 	facts := DomainFacts{DiskFormats: map[string]string{}}
 	for _, v := range vmi.Spec.Volumes {
@@ -41,6 +46,11 @@ func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 				return facts, fmt.Errorf("containerDisk %s: %w", v.Name, err)
 			}
 			facts.DiskFormats[v.Name] = format
+			if convert.NeedsOverlay(vmi, v.Name) {
+				if err := a.createOverlay(disks, v.Name, format); err != nil {
+					return facts, fmt.Errorf("containerDisk %s: %w", v.Name, err)
+				}
+			}
 		case v.EmptyDisk != nil:
 			if err := createSparse(dir, v.EmptyDisk.Capacity.Value()); err != nil {
 				return facts, fmt.Errorf("emptyDisk %s: %w", v.Name, err)
@@ -53,6 +63,25 @@ func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 		}
 	}
 	return facts, nil
+}
+
+// createOverlay creates <volume>/overlay.qcow2 over <volume>/disk.img
+// unless it exists.
+func (a *Agent) createOverlay(disks *podfs.Dir, volume, format string) error {
+	overlay := path.Join(volume, convert.OverlayFile)
+	if disks.Exists(overlay) {
+		return nil
+	}
+	if a.cfg.CreateOverlay == nil {
+		return fmt.Errorf("no way to create the overlay %s", disks.HostPath(overlay))
+	}
+	// Created under a temporary name: a crash midway leaves no half image
+	// that a later attempt would take for a good one.
+	tmp := path.Join(volume, "."+convert.OverlayFile+".tmp")
+	if err := a.cfg.CreateOverlay(disks.HostPath(tmp), disks.HostPath(path.Join(volume, DiskImage)), format); err != nil {
+		return fmt.Errorf("creating the overlay: %w", err)
+	}
+	return os.Rename(disks.Path(tmp), disks.Path(overlay))
 }
 
 // imageFormat tells qcow2 from raw by the image's magic number.

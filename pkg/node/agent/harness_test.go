@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -21,15 +23,20 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt/fake"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 const (
-	node   = "node-1"
-	ns     = "default"
-	vmName = "vm"
-	vmUID  = types.UID("11111111-2222-3333-4444-555555555555")
-	podUID = types.UID("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
-	key    = ns + "/" + vmName
+	// targetEndpoint is the stream endpoint of this node's agent.
+	targetEndpoint = "10.0.0.1:8186"
+	// confirmTimeout is the agents' wait for the target's report (fake clock).
+	confirmTimeout = time.Minute
+	node           = "node-1"
+	ns             = "default"
+	vmName         = "vm"
+	vmUID          = types.UID("11111111-2222-3333-4444-555555555555")
+	podUID         = types.UID("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+	key            = ns + "/" + vmName
 )
 
 // env is one node agent with a fake cluster, a fake libvirt and a real
@@ -45,9 +52,13 @@ type env struct {
 	now      time.Time
 	agent    *Agent
 
-	mu     sync.Mutex
-	writes []kubevirtv1.VirtualMachineInstanceStatus
-	isos   []isoCall
+	mu       sync.Mutex
+	writes   []kubevirtv1.VirtualMachineInstanceStatus
+	isos     []isoCall
+	overlays []string
+	tunnels  []streams.MigrationTarget
+	// tunnelErr fails DialTunnel when set.
+	tunnelErr error
 }
 
 type isoCall struct {
@@ -104,7 +115,38 @@ func (e *env) newAgent() *Agent {
 			}
 			return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 		},
-		Now: func() time.Time { return e.now },
+		CreateOverlay: func(overlay, backing, format string) error {
+			e.mu.Lock()
+			e.overlays = append(e.overlays, filepath.Base(overlay)+" over "+filepath.Base(backing)+" ("+format+")")
+			e.mu.Unlock()
+			return os.WriteFile(overlay, []byte("QFI\xfboverlay of "+filepath.Base(backing)), 0o644)
+		},
+		TargetVMIs: listers.NewVirtualMachineInstanceLister(e.vmis),
+		Migration: MigrationConfig{
+			Endpoint: targetEndpoint,
+			DialTunnel: func(_ context.Context, endpoint string, t streams.MigrationTarget) (net.Conn, error) {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				if endpoint != targetEndpoint {
+					return nil, fmt.Errorf("tunnel to %s, want %s", endpoint, targetEndpoint)
+				}
+				e.tunnels = append(e.tunnels, t)
+				if e.tunnelErr != nil {
+					return nil, e.tunnelErr
+				}
+				// The "target launcher" echoes.
+				a, b := net.Pipe()
+				go func() { _, _ = io.Copy(b, b); _ = b.Close() }()
+				return a, nil
+			},
+			ConfirmTimeout: confirmTimeout,
+			Poll:           10 * time.Millisecond,
+		},
+		Now: func() time.Time {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.now
+		},
 	})
 	e.t.Cleanup(func() {
 		a.mu.Lock()
@@ -161,31 +203,43 @@ func (e *env) updateVMI(fn func(*kubevirtv1.VirtualMachineInstance)) {
 // the launcher's ready marker.
 func (e *env) addLauncher(ready bool) {
 	e.t.Helper()
+	e.addPod("virt-launcher-vm-abcde", podUID, "10.244.0.7", ready)
+}
+
+// addPod adds a running launcher pod of the VMI on this node and its volumes.
+func (e *env) addPod(name string, uid types.UID, ip string, ready bool) *corev1.Pod {
+	e.t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: "virt-launcher-vm-abcde", UID: podUID,
+			Namespace: ns, Name: name, UID: uid,
 			Labels: map[string]string{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmUID)},
 		},
 		Spec:   corev1.PodSpec{NodeName: node},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7", PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}},
 	}
 	if err := e.pods.Add(pod); err != nil {
 		e.t.Fatal(err)
 	}
 	loc := podfs.Locator{KubeletRoot: e.root}
 	for _, v := range []string{podfs.PrivateVolume, podfs.DisksVolume} {
-		if err := os.MkdirAll(loc.EmptyDir(podUID, v), 0o755); err != nil {
+		if err := os.MkdirAll(loc.EmptyDir(uid, v), 0o755); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	if ready {
-		e.markReady()
+		e.markPodReady(uid)
 	}
+	return pod
 }
 
 func (e *env) markReady() {
 	e.t.Helper()
-	p := filepath.Join(podfs.Locator{KubeletRoot: e.root}.EmptyDir(podUID, podfs.PrivateVolume), podfs.ReadyMarker)
+	e.markPodReady(podUID)
+}
+
+func (e *env) markPodReady(uid types.UID) {
+	e.t.Helper()
+	p := filepath.Join(podfs.Locator{KubeletRoot: e.root}.EmptyDir(uid, podfs.PrivateVolume), podfs.ReadyMarker)
 	if err := os.WriteFile(p, nil, 0o644); err != nil {
 		e.t.Fatal(err)
 	}

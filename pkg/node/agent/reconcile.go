@@ -39,12 +39,15 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	if err != nil {
 		return 0, nil
 	}
-	vmi, err := a.cfg.VMIs.VirtualMachineInstances(ns).Get(name)
+	vmi, err := a.getVMI(ns, name)
 	if apierrors.IsNotFound(err) {
 		return 0, a.forgetKey(key, "")
 	}
 	if err != nil {
 		return 0, err
+	}
+	if a.isMigrationTarget(vmi) {
+		return a.syncTarget(ctx, vmi)
 	}
 	if vmi.Status.NodeName != a.cfg.NodeName {
 		return 0, a.forgetKey(key, "")
@@ -69,6 +72,13 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	pod, err := a.launcherPod(vmi)
 	if err != nil {
 		return 0, err
+	}
+	if vmi.Status.Phase == kubevirtv1.Running {
+		// While the guest moves, or after it left, the source domain going
+		// away is not the guest stopping.
+		if handled, after, err := a.syncSource(ctx, vmi, pod); handled {
+			return after, err
+		}
 	}
 	if pod == nil {
 		return a.launcherMissing(ctx, vmi, rec, "launcher pod is gone")

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -427,6 +428,7 @@ func TestDisksPrepared(t *testing.T) {
 			NetworkDataBase64: base64.StdEncoding.EncodeToString([]byte("version: 2\n")),
 		}}},
 	}
+	vmi.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: "root"}, {Name: "scratch"}, {Name: "ci"}}
 	e.addVMI(vmi)
 	e.addLauncher(true)
 	e.secrets[ns+"/ud"] = &corev1.Secret{Data: map[string][]byte{"userdata": []byte("#cloud-config\n" + string(make([]byte, 4096)))}}
@@ -458,6 +460,21 @@ func TestDisksPrepared(t *testing.T) {
 	iso, err := os.ReadFile(filepath.Join(disks, "ci", CloudInitISO))
 	if err != nil || string(iso) != "ISO:"+want[0].user {
 		t.Errorf("ISO file: %v (%d bytes)", err, len(iso))
+	}
+	// The writable containerDisk writes to an overlay over the copied image,
+	// made once: a second preparation must not replace what the guest wrote.
+	overlay := filepath.Join(disks, "root", "overlay.qcow2")
+	if diff := cmp.Diff([]string{".overlay.qcow2.tmp over disk.img (qcow2)"}, e.overlays); diff != "" {
+		t.Errorf("overlays (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(overlay, []byte("written by the guest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.agent.prepareDisks(context.Background(), vmi, e.agent.attached(vmUID).fs.Disks); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(overlay); string(got) != "written by the guest" || len(e.overlays) != 1 {
+		t.Errorf("overlay after a second preparation: %q (%d creations)", got, len(e.overlays))
 	}
 }
 
@@ -498,29 +515,6 @@ func TestFinalPhase(t *testing.T) {
 	for _, tt := range tests {
 		if got := FinalPhase(tt.info, tt.rec); got != tt.want {
 			t.Errorf("%s: FinalPhase = %s, want %s", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestLiveMigratable(t *testing.T) {
-	tests := []struct {
-		name   string
-		volume kubevirtv1.VolumeSource
-		want   corev1.ConditionStatus
-	}{
-		{"containerDisk", kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "x"}}, corev1.ConditionTrue},
-		{"hostDisk", kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/x"}}, corev1.ConditionFalse},
-		{"pvc", kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}, corev1.ConditionFalse},
-	}
-	for _, tt := range tests {
-		vmi := scheduledVMI()
-		vmi.Spec.Volumes = []kubevirtv1.Volume{{Name: "v", VolumeSource: tt.volume}}
-		c := liveMigratable(vmi)
-		if c.Status != tt.want {
-			t.Errorf("%s: LiveMigratable = %s, want %s", tt.name, c.Status, tt.want)
-		}
-		if c.Status == corev1.ConditionFalse && c.Reason != ReasonDisksNotLiveMigratable {
-			t.Errorf("%s: reason %q", tt.name, c.Reason)
 		}
 	}
 }

@@ -21,6 +21,9 @@ const (
 	ReasonPausedByUser = "PausedByUser"
 	// ReasonPausedIOError is the Paused condition's reason after a disk error.
 	ReasonPausedIOError = "PausedIOError"
+	// ReasonPausedByMigration is the Paused condition's reason when a
+	// migration left the guest paused on the source (outcome unknown).
+	ReasonPausedByMigration = "PausedByMigration"
 	// ReasonDisksNotLiveMigratable says a volume cannot follow a migration.
 	ReasonDisksNotLiveMigratable = "DisksNotLiveMigratable"
 	// ReasonInterfaceNotLiveMigratable says an interface cannot be migrated.
@@ -65,8 +68,11 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	}
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
-		if info.Reason == virt.ReasonIOError {
+		switch info.Reason {
+		case virt.ReasonIOError:
 			reason, msg = ReasonPausedIOError, "VMI was paused because of a disk I/O error"
+		case virt.ReasonMigration:
+			reason, msg = ReasonPausedByMigration, "VMI was paused by a live migration whose outcome could not be confirmed"
 		}
 		setCondition(&st, cond(kubevirtv1.VirtualMachineInstancePaused, corev1.ConditionTrue, reason, msg), now)
 		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is paused"), now)

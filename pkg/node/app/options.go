@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
@@ -40,6 +42,11 @@ type Options struct {
 	DevicePlugins    bool
 	KVMDevice        string
 	TUNDevice        string
+	// MigrationProgressTimeout and MigrationCompletionTimeoutPerGiB bound
+	// the live migrations this node sends.
+	MigrationProgressTimeout         time.Duration
+	MigrationCompletionTimeoutPerGiB time.Duration
+	MigrationBandwidthMiB            uint64
 }
 
 // NewOptions returns the defaults; the node name defaults to $NODE_NAME and
@@ -57,6 +64,9 @@ func NewOptions() *Options {
 		DevicePlugins:    true,
 		KVMDevice:        "/dev/kvm",
 		TUNDevice:        "/dev/net/tun",
+
+		MigrationProgressTimeout:         agent.DefaultProgressTimeout,
+		MigrationCompletionTimeoutPerGiB: agent.DefaultCompletionTimeoutPerGiB,
 	}
 }
 
@@ -70,13 +80,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "Address the stream server listens on.")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "Address the apiserver reaches the stream server at (default $NODE_IP).")
 	fs.IntVar(&o.Port, "port", o.Port, "Port of the stream server.")
-	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM serving certificate of the stream server, signed by the node CA.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM certificate of the stream server, signed by the node CA, CN "+streams.HandlerCommonName+
+		"; it also authenticates this agent to other node agents for migration tunnels, so it needs both serverAuth and clientAuth usages.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM node CA; only its client certificate with CN "+streams.APIServerCommonName+" is accepted.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM node CA; only its client certificates with CN "+streams.APIServerCommonName+
+		" (VMI streams and commands) and "+streams.HandlerCommonName+" (migration tunnels from other node agents) are accepted.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel.")
 	fs.BoolVar(&o.DevicePlugins, "device-plugins", o.DevicePlugins, "Serve the kubelet device plugins devices.nativevirt.io/kvm and /tun.")
 	fs.StringVar(&o.KVMDevice, "kvm-device", o.KVMDevice, "The KVM device node.")
 	fs.StringVar(&o.TUNDevice, "tun-device", o.TUNDevice, "The TUN device node.")
+	fs.DurationVar(&o.MigrationProgressTimeout, "migration-progress-timeout", o.MigrationProgressTimeout,
+		"Abort a live migration from this node when the data left to transfer did not shrink for this long.")
+	fs.DurationVar(&o.MigrationCompletionTimeoutPerGiB, "migration-completion-timeout-per-gib", o.MigrationCompletionTimeoutPerGiB,
+		"Abort a live migration from this node that takes longer than this per GiB of guest memory (at least one GiB's worth).")
+	fs.Uint64Var(&o.MigrationBandwidthMiB, "migration-bandwidth-mib", o.MigrationBandwidthMiB,
+		"Cap each live migration from this node at this many MiB/s; 0 leaves it unlimited.")
 }
 
 // Validate checks the options.
@@ -95,6 +113,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Port <= 0 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port %d is out of range", o.Port))
+	}
+	if o.MigrationProgressTimeout <= 0 || o.MigrationCompletionTimeoutPerGiB <= 0 {
+		errs = append(errs, errors.New("--migration-progress-timeout and --migration-completion-timeout-per-gib must be positive"))
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))

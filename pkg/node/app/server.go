@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -83,6 +85,37 @@ func Run(ctx context.Context, o *Options) error {
 		opts.LabelSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.AppLabel: "virt-launcher"}).String()
 	}))
 	podInformer := podFactory.Core().V1().Pods()
+	// The VMIs migrating to this node, before their handover.
+	targetInformer := vmiinformers.NewFilteredVirtualMachineInstanceInformer(kv, metav1.NamespaceAll, informerResync, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+	}, func(opts *metav1.ListOptions) {
+		opts.LabelSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.MigrationTargetNodeNameLabel: o.NodeName}).String()
+	})
+
+	hostIP, err := nodeAddress(ctx, kube, o.NodeName)
+	if err != nil && o.AdvertiseAddress == "" {
+		return err
+	}
+	endpoint := o.endpoint(hostIP)
+	var tlsFiles *tlsFiles
+	migration := agent.MigrationConfig{
+		ProgressTimeout:         o.MigrationProgressTimeout,
+		CompletionTimeoutPerGiB: o.MigrationCompletionTimeoutPerGiB,
+		BandwidthMiB:            o.MigrationBandwidthMiB,
+	}
+	if o.TLSCertFile != "" {
+		if tlsFiles, err = readTLSFiles(o); err != nil {
+			return err
+		}
+		dial, err := tunnelDialer(tlsFiles)
+		if err != nil {
+			return err
+		}
+		if !tlsFiles.clientUsage() {
+			logger.Info("The node agent certificate has no clientAuth usage: migrations FROM this node will be refused by the target agents", "file", o.TLSCertFile)
+		}
+		migration.Endpoint, migration.DialTunnel = endpoint, dial
+	}
 
 	a := agent.New(agent.Config{
 		NodeName:     o.NodeName,
@@ -100,8 +133,14 @@ func Run(ctx context.Context, o *Options) error {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
+		CreateOverlay: CreateOverlay,
+		TargetVMIs:    listers.NewVirtualMachineInstanceLister(targetInformer.GetIndexer()),
+		Migration:     migration,
 	})
 	if err := a.AddEventHandlers(vmiInformer, podInformer.Informer()); err != nil {
+		return err
+	}
+	if err := a.AddTargetEventHandlers(targetInformer); err != nil {
 		return err
 	}
 
@@ -109,18 +148,17 @@ func Run(ctx context.Context, o *Options) error {
 	defer cancel()
 	errs := make(chan error, 4)
 	go vmiInformer.Run(ctx.Done())
+	go targetInformer.Run(ctx.Done())
 	podFactory.Start(ctx.Done())
-	go func() { errs <- a.Run(ctx, o.Workers, vmiInformer.HasSynced, podInformer.Informer().HasSynced) }()
+	go func() {
+		errs <- a.Run(ctx, o.Workers, vmiInformer.HasSynced, targetInformer.HasSynced, podInformer.Informer().HasSynced)
+	}()
 
-	hostIP, err := nodeAddress(ctx, kube, o.NodeName)
-	if err != nil && o.AdvertiseAddress == "" {
-		return err
-	}
-	hb := &heartbeat.Heartbeat{Client: kube, NodeName: o.NodeName, Emulation: emulation, Endpoint: o.endpoint(hostIP)}
+	hb := &heartbeat.Heartbeat{Client: kube, NodeName: o.NodeName, Emulation: emulation, Endpoint: endpoint}
 	go hb.Run(ctx)
 
-	if o.TLSCertFile != "" {
-		srv, err := streamServer(o, a)
+	if tlsFiles != nil {
+		srv, err := streamServer(o, tlsFiles, a)
 		if err != nil {
 			return err
 		}
@@ -156,21 +194,60 @@ func Run(ctx context.Context, o *Options) error {
 	}
 }
 
-// streamServer builds the mTLS stream server.
-func streamServer(o *Options, b streamserver.Backend) (*http.Server, error) {
-	ca, err := os.ReadFile(o.ClientCAFile)
-	if err != nil {
+// tlsFiles are the node CA and the agent's certificate and key, PEM.
+type tlsFiles struct {
+	ca, cert, key []byte
+}
+
+func readTLSFiles(o *Options) (*tlsFiles, error) {
+	var f tlsFiles
+	var err error
+	if f.ca, err = os.ReadFile(o.ClientCAFile); err != nil {
 		return nil, fmt.Errorf("--client-ca-file: %w", err)
 	}
-	cert, err := os.ReadFile(o.TLSCertFile)
-	if err != nil {
+	if f.cert, err = os.ReadFile(o.TLSCertFile); err != nil {
 		return nil, fmt.Errorf("--tls-cert-file: %w", err)
 	}
-	key, err := os.ReadFile(o.TLSKeyFile)
-	if err != nil {
+	if f.key, err = os.ReadFile(o.TLSKeyFile); err != nil {
 		return nil, fmt.Errorf("--tls-private-key-file: %w", err)
 	}
-	tlsConfig, err := streams.ServerTLSConfig(ca, cert, key)
+	return &f, nil
+}
+
+// clientUsage reports whether the agent's certificate may authenticate a
+// client (needed to open migration tunnels to other agents).
+func (f *tlsFiles) clientUsage() bool {
+	block, _ := pem.Decode(f.cert)
+	if block == nil {
+		return false
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return false
+	}
+	for _, u := range c.ExtKeyUsage {
+		if u == x509.ExtKeyUsageClientAuth || u == x509.ExtKeyUsageAny {
+			return true
+		}
+	}
+	return false
+}
+
+// tunnelDialer opens migration tunnels to other node agents with this
+// agent's certificate.
+func tunnelDialer(f *tlsFiles) (func(context.Context, string, streams.MigrationTarget) (net.Conn, error), error) {
+	cfg, err := streams.ClientTLSConfig(f.ca, f.cert, f.key)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, endpoint string, t streams.MigrationTarget) (net.Conn, error) {
+		return streams.DialTunnel(ctx, endpoint, cfg, t)
+	}, nil
+}
+
+// streamServer builds the mTLS stream server.
+func streamServer(o *Options, f *tlsFiles, b streamserver.Backend) (*http.Server, error) {
+	tlsConfig, err := streams.ServerTLSConfig(f.ca, f.cert, f.key)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ const (
 	// DiskImageFile is the image of a container disk, an empty disk and a
 	// filesystem-mode claim.
 	DiskImageFile = "disk.img"
+	// OverlayFile is the qcow2 overlay a writable container disk writes to.
+	OverlayFile = "overlay.qcow2"
 	// CloudInitISOFile is the generated cloud-init ISO.
 	CloudInitISOFile = "cloudinit.iso"
 	// KernelBootDir is the directory under DisksDir that receives the

@@ -42,6 +42,8 @@ type Disk struct {
 	Driver *DiskDriver `xml:"driver,omitempty"`
 	// Source is the image; nil for an empty CD-ROM.
 	Source *DiskSource `xml:"source,omitempty"`
+	// BackingStore is the backing image of an overlay Source.
+	BackingStore *BackingStore `xml:"backingStore,omitempty"`
 	// Target is the guest device name and bus.
 	Target DiskTarget `xml:"target"`
 	// BlockIO sets logical and physical block sizes.
@@ -86,6 +88,22 @@ type DiskSource struct {
 	File string `xml:"file,attr,omitempty"`
 	// Dev is the block device path (disk type block).
 	Dev string `xml:"dev,attr,omitempty"`
+}
+
+// BackingStore is the read-only image below an overlay.
+type BackingStore struct {
+	// Type is "file".
+	Type string `xml:"type,attr"`
+	// Format is the backing image's format.
+	Format BackingFormat `xml:"format"`
+	// Source is the backing image.
+	Source DiskSource `xml:"source"`
+}
+
+// BackingFormat is the format of a backing image.
+type BackingFormat struct {
+	// Type is raw or qcow2.
+	Type string `xml:"type,attr"`
 }
 
 // DiskTarget is how the guest sees a disk.

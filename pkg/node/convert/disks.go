@@ -176,13 +176,18 @@ func convertDisk(d *kubevirtv1.Disk, src diskSource, p *field.Path) (Disk, kubev
 	}
 	out.Target.Bus = string(bus)
 	out.Source = source
+	format := src.format
 	switch {
 	case readOnly || (src.readOnly && !src.transient):
 		out.ReadOnly = &struct{}{}
+	case src.overlay != "" && out.Device == "disk":
+		out.Source = &DiskSource{File: src.overlay}
+		out.BackingStore = &BackingStore{Type: "file", Format: BackingFormat{Type: string(src.format)}, Source: DiskSource{File: src.path}}
+		format = FormatQCOW2
 	case src.transient && out.Device == "disk":
 		out.Transient = &struct{}{}
 	}
-	driver, derrs := diskDriver(d, src.format, p)
+	driver, derrs := diskDriver(d, format, p)
 	out.Driver = driver
 	errs = append(errs, derrs...)
 	boot, err := bootOrder(d.BootOrder, p.Child("bootOrder"))

@@ -48,7 +48,8 @@ func TestPCIAddress(t *testing.T) {
 
 func TestConvertDisk(t *testing.T) {
 	file := diskSource{path: "/img", format: FormatRaw}
-	overlay := diskSource{path: "/img", format: FormatQCOW2, transient: true}
+	overlay := diskSource{path: "/img", format: FormatQCOW2, overlay: "/overlay.qcow2"}
+	transient := diskSource{path: "/img", format: FormatRaw, transient: true}
 	raw := &DiskDriver{Name: "qemu", Type: "raw"}
 	tests := []struct {
 		name    string
@@ -64,12 +65,20 @@ func TestConvertDisk(t *testing.T) {
 		want:    Disk{Type: "file", Device: "disk", Driver: raw, Source: &DiskSource{File: "/img"}, Target: DiskTarget{Bus: "virtio"}, Alias: &Alias{Name: "ua-d"}},
 		wantBus: kubevirtv1.DiskBusVirtio,
 	}, {
-		name: "writable disk over a transient source gets an overlay",
+		name: "writable disk over a transient source gets a throw-away overlay",
 		disk: kubevirtv1.Disk{Name: "d", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "sata"}}},
-		src:  overlay,
-		want: Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "qcow2"}, Source: &DiskSource{File: "/img"},
+		src:  transient,
+		want: Disk{Type: "file", Device: "disk", Driver: raw, Source: &DiskSource{File: "/img"},
 			Target: DiskTarget{Bus: "sata"}, Transient: &struct{}{}, Alias: &Alias{Name: "ua-d"}},
 		wantBus: kubevirtv1.DiskBusSATA,
+	}, {
+		name: "writable disk over a container disk writes to its qcow2 overlay",
+		disk: kubevirtv1.Disk{Name: "d", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio"}}},
+		src:  diskSource{path: "/img", format: FormatRaw, overlay: "/overlay.qcow2"},
+		want: Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "qcow2"}, Source: &DiskSource{File: "/overlay.qcow2"},
+			BackingStore: &BackingStore{Type: "file", Format: BackingFormat{Type: "raw"}, Source: DiskSource{File: "/img"}},
+			Target:       DiskTarget{Bus: "virtio"}, Alias: &Alias{Name: "ua-d"}},
+		wantBus: kubevirtv1.DiskBusVirtio,
 	}, {
 		name: "read-only disk needs no overlay",
 		disk: kubevirtv1.Disk{Name: "d", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "virtio", ReadOnly: true}}},

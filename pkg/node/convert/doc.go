@@ -21,8 +21,11 @@
 // inside the launcher pod's volumes (paths in the XML are paths in the pod):
 //   - container disks: the pod's init containers copy them to
 //     VolumeImagePath; the caller reads the first bytes and passes
-//     DetectFormat's answer in Context.DiskFormats. libvirt puts a
-//     <transient/> overlay next to the image, so the copy is never written.
+//     DetectFormat's answer in Context.DiskFormats. A writable container
+//     disk writes to a qcow2 overlay at ContainerDiskOverlayPath backed by
+//     the copy (NeedsOverlay), which the caller creates: the copy is never
+//     written, and the overlay can be block-migrated (libvirt refuses to
+//     migrate a <transient/> disk).
 //   - empty disks: a sparse raw file of the volume's capacity at VolumeImagePath.
 //   - cloud-init: the ISO from package cloudinit at CloudInitISOPath.
 //   - kernel boot: kernel and initrd at KernelBootPaths (copied by the pod).

@@ -20,6 +20,10 @@ type diskSource struct {
 	// transient asks for a copy-on-write overlay that is dropped when the
 	// guest stops: the base image stays untouched.
 	transient bool
+	// overlay, when set, is the qcow2 image (prepared by the node agent) a
+	// writable disk writes to, with path as its backing image: the base
+	// image stays untouched, and unlike a transient overlay it migrates.
+	overlay string
 	// readOnly says the source itself may not be written.
 	readOnly bool
 }
@@ -28,6 +32,26 @@ type diskSource struct {
 // the pod: <disksDir>/<volume>/disk.img.
 func VolumeImagePath(disksDir, volume string) string {
 	return path.Join(disksDir, volume, DiskImageFile)
+}
+
+// ContainerDiskOverlayPath is the copy-on-write overlay of a container disk
+// inside the pod: <disksDir>/<volume>/overlay.qcow2, backed by
+// VolumeImagePath. The node agent creates it before the domain starts, and on
+// a migration target before the migration.
+func ContainerDiskOverlayPath(disksDir, volume string) string {
+	return path.Join(disksDir, volume, OverlayFile)
+}
+
+// NeedsOverlay reports whether the container disk volume backs a writable
+// disk, which writes to an overlay at ContainerDiskOverlayPath (a CD-ROM or a
+// read-only disk reads the image itself).
+func NeedsOverlay(vmi *kubevirtv1.VirtualMachineInstance, volume string) bool {
+	for _, d := range vmi.Spec.Domain.Devices.Disks {
+		if d.Name == volume {
+			return d.CDRom == nil && d.LUN == nil && (d.Disk == nil || !d.Disk.ReadOnly)
+		}
+	}
+	return false
 }
 
 // CloudInitISOPath is the cloud-init ISO of a volume inside the pod:
@@ -48,7 +72,7 @@ var errUnknownContainerDiskFormat = errors.New("the image format of the containe
 
 // volumeSource gives the source of a volume, per the launcher pod's layout:
 // container disks are copied into the disks directory and used through a
-// transient overlay; empty disks and cloud-init ISOs are files the node
+// qcow2 overlay; empty disks and cloud-init ISOs are files the node
 // agent writes there; claims are mounted (file) or attached (block) by the
 // pod; host disks are used at their path.
 func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource, *field.Error) {
@@ -72,7 +96,7 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 		if !ok {
 			return diskSource{}, field.InternalError(p.Child("containerDisk"), errUnknownContainerDiskFormat)
 		}
-		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: f, transient: true}, nil
+		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: f, overlay: ContainerDiskOverlayPath(c.DisksDir, name)}, nil
 	case src.EmptyDisk != nil:
 		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: FormatRaw}, nil
 	case src.CloudInitNoCloud != nil || src.CloudInitConfigDrive != nil:

@@ -26,7 +26,7 @@ func TestVolumeSource(t *testing.T) {
 	}{{
 		name: "container disk: copied image with an overlay",
 		vol:  kubevirtv1.Volume{Name: "cd", VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "i"}}},
-		want: diskSource{path: "/disks/cd/disk.img", format: FormatQCOW2, transient: true},
+		want: diskSource{path: "/disks/cd/disk.img", format: FormatQCOW2, overlay: "/disks/cd/overlay.qcow2"},
 	}, {
 		name:    "container disk of unknown format",
 		vol:     kubevirtv1.Volume{Name: "other", VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: "i"}}},
@@ -109,6 +109,20 @@ func TestDetectFormat(t *testing.T) {
 	for _, tc := range tests {
 		if got := DetectFormat(tc.header); got != tc.want {
 			t.Errorf("DetectFormat(%q) = %s, want %s", tc.header, got, tc.want)
+		}
+	}
+}
+
+func TestNeedsOverlay(t *testing.T) {
+	vmi := &kubevirtv1.VirtualMachineInstance{Spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Devices: kubevirtv1.Devices{Disks: []kubevirtv1.Disk{
+		{Name: "root"},
+		{Name: "data", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "sata"}}},
+		{Name: "ro", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{ReadOnly: true}}},
+		{Name: "installer", DiskDevice: kubevirtv1.DiskDevice{CDRom: &kubevirtv1.CDRomTarget{}}},
+	}}}}}
+	for vol, want := range map[string]bool{"root": true, "data": true, "ro": false, "installer": false, "unused": false} {
+		if got := NeedsOverlay(vmi, vol); got != want {
+			t.Errorf("NeedsOverlay(%s) = %v, want %v", vol, got, want)
 		}
 	}
 }

@@ -6,14 +6,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
 )
 
 // LibvirtdConf is libvirtd.conf for a daemon whose only client is the node agent: its sockets in
 // socketDir (the shared emptyDir), reachable by root only, without authentication (the socket
 // permissions are the access control), errors logged to stderr (the container log).
-func LibvirtdConf(socketDir string) string {
+//
+// hostUUID is the daemon's host UUID. libvirt refuses to migrate a guest between two daemons
+// with the same host UUID ("Attempt to migrate guest to the same host"), and by default takes it
+// from the machine's SMBIOS, which two launcher pods on one machine share; each launcher start
+// gets its own.
+func LibvirtdConf(socketDir, hostUUID string) string {
 	return renderConf([][2]string{
 		{"unix_sock_dir", quote(socketDir)},
+		{"host_uuid", quote(hostUUID)},
 		{"unix_sock_rw_perms", quote("0700")},
 		{"unix_sock_ro_perms", quote("0700")},
 		{"unix_sock_admin_perms", quote("0700")},
@@ -50,7 +58,7 @@ func WriteConfigs(o *Options) (string, error) {
 	}
 	libvirtd := filepath.Join(o.ConfigDir, "libvirtd.conf")
 	files := []struct{ path, content string }{
-		{libvirtd, LibvirtdConf(o.SocketDir())},
+		{libvirtd, LibvirtdConf(o.SocketDir(), string(uuid.NewUUID()))},
 		{filepath.Join(o.ConfigDir, "qemu.conf"), QEMUConf()},
 	}
 	for _, f := range files {

@@ -3,6 +3,7 @@ package launcher
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func TestLibvirtdConf(t *testing.T) {
 		socketDir: "/var/run/nativevirt/libvirt",
 		want: map[string]string{
 			"unix_sock_dir":         `"/var/run/nativevirt/libvirt"`,
+			"host_uuid":             `"0d3f5a4e-7b21-4c39-9a55-2f1e6c8b9d01"`,
 			"unix_sock_rw_perms":    `"0700"`,
 			"unix_sock_ro_perms":    `"0700"`,
 			"unix_sock_admin_perms": `"0700"`,
@@ -53,6 +55,7 @@ func TestLibvirtdConf(t *testing.T) {
 		socketDir: `/tmp/a"b\c`,
 		want: map[string]string{
 			"unix_sock_dir":         `"/tmp/a\"b\\c"`,
+			"host_uuid":             `"0d3f5a4e-7b21-4c39-9a55-2f1e6c8b9d01"`,
 			"unix_sock_rw_perms":    `"0700"`,
 			"unix_sock_ro_perms":    `"0700"`,
 			"unix_sock_admin_perms": `"0700"`,
@@ -63,7 +66,7 @@ func TestLibvirtdConf(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, parseConf(t, LibvirtdConf(tt.socketDir))); diff != "" {
+			if diff := cmp.Diff(tt.want, parseConf(t, LibvirtdConf(tt.socketDir, "0d3f5a4e-7b21-4c39-9a55-2f1e6c8b9d01"))); diff != "" {
 				t.Errorf("LibvirtdConf(%q) (-want +got):\n%s", tt.socketDir, diff)
 			}
 		})
@@ -105,8 +108,24 @@ func TestWriteConfigs(t *testing.T) {
 		}
 		got[name] = string(data)
 	}
+	// Every start has its own host UUID (two launchers on one machine must differ for libvirt
+	// to migrate between them).
+	hostUUID := parseConf(t, got["libvirtd.conf"])["host_uuid"]
+	if !regexp.MustCompile(`^"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"$`).MatchString(hostUUID) {
+		t.Errorf("host_uuid %s is not a UUID", hostUUID)
+	}
+	if _, err := WriteConfigs(&o); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parseConf(t, string(again))["host_uuid"] == hostUUID {
+		t.Errorf("two starts got the same host_uuid %s", hostUUID)
+	}
 	want := map[string]string{
-		"libvirtd.conf": LibvirtdConf(filepath.Join(dir, "run", "libvirt")),
+		"libvirtd.conf": LibvirtdConf(filepath.Join(dir, "run", "libvirt"), strings.Trim(hostUUID, `"`)),
 		"qemu.conf":     QEMUConf(),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -1,7 +1,9 @@
-// Package streamserver is the node agent's side of the apiserver↔agent
-// protocol of package streams: an HTTPS handler (mutual TLS, only the
-// apiserver's client certificate) serving, per VMI, the serial console and VNC
-// as WebSocket byte streams and the pause, unpause and softreboot commands.
+// Package streamserver is the node agent's side of the protocol of package
+// streams: an HTTPS handler (mutual TLS) serving, to the apiserver's client
+// certificate only, per VMI the serial console and VNC as WebSocket byte
+// streams and the pause, unpause and softreboot commands; and, to other node
+// agents' certificates only, the migration tunnels into the launcher pods this
+// node is the migration target of.
 //
 // Console sessions share the VMI's one serial console (see package console):
 // guest output reaches every session, input from any session reaches the
@@ -49,6 +51,9 @@ type Backend interface {
 	Console(ctx context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error)
 	// VNC opens a new connection to the VMI's VNC socket.
 	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
+	// MigrationTunnel connects a migration channel to the target launcher of
+	// the migration migrationUID; ErrNotFound when this node is not its target.
+	MigrationTunnel(ctx context.Context, migrationUID types.UID, channel streams.MigrationChannel) (net.Conn, error)
 }
 
 // Handler serves the protocol on top of b. Wrap it in an http.Server whose
@@ -63,9 +68,20 @@ type handler struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Defence in depth: the TLS config already refused other clients.
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 ||
-		r.TLS.PeerCertificates[0].Subject.CommonName != streams.APIServerCommonName {
-		http.Error(w, "client certificate required", http.StatusForbidden)
+	role := ""
+	if r.TLS != nil {
+		role = streams.ClientRole(r.TLS.PeerCertificates)
+	}
+	if streams.IsMigrationPath(r.URL.Path) {
+		if role != streams.HandlerCommonName {
+			http.Error(w, "migration tunnels are open to node agents only", http.StatusForbidden)
+			return
+		}
+		h.tunnel(w, r)
+		return
+	}
+	if role != streams.APIServerCommonName {
+		http.Error(w, "VMI streams and commands are open to the apiserver only", http.StatusForbidden)
 		return
 	}
 	t, err := streams.ParsePath(r.URL.Path)
@@ -127,6 +143,36 @@ func (h *handler) pipe(w http.ResponseWriter, r *http.Request, rwc io.ReadWriteC
 		return
 	}
 	logger.V(2).Info("Stream closed")
+}
+
+// tunnel connects a migration tunnel to the target launcher and splices the
+// two until the source side is done.
+func (h *handler) tunnel(w http.ResponseWriter, r *http.Request) {
+	t, err := streams.ParseMigrationPath(r.URL.Path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	if r.Method != http.MethodGet || !streams.IsTunnelUpgrade(r) {
+		http.Error(w, "a migration tunnel is a GET with Upgrade: "+streams.MigrationUpgrade, http.StatusBadRequest)
+		return
+	}
+	logger := klog.FromContext(r.Context()).WithValues("migration", t.UID, "channel", t.Channel, "from", r.RemoteAddr)
+	back, err := h.b.MigrationTunnel(r.Context(), t.UID, t.Channel)
+	if err != nil {
+		logger.Info("Migration tunnel refused", "err", err)
+		writeError(w, err)
+		return
+	}
+	conn, err := streams.AcceptTunnel(w, r)
+	if err != nil {
+		_ = back.Close()
+		logger.Info("Migration tunnel upgrade failed", "err", err)
+		return
+	}
+	logger.V(2).Info("Migration tunnel open")
+	in, out := streams.Splice(conn, back)
+	logger.V(2).Info("Migration tunnel closed", "bytesIn", in, "bytesOut", out)
 }
 
 func writeError(w http.ResponseWriter, err error) {

@@ -84,6 +84,22 @@ func (b *backend) VNC(_ context.Context, ns, name string, uid types.UID) (net.Co
 	return a, nil
 }
 
+// MigrationTunnel knows one migration, "mig-1", whose target echoes.
+func (b *backend) MigrationTunnel(_ context.Context, uid types.UID, ch streams.MigrationChannel) (net.Conn, error) {
+	b.mu.Lock()
+	b.calls = append(b.calls, "tunnel "+string(ch))
+	b.mu.Unlock()
+	if uid != "mig-1" {
+		return nil, fmt.Errorf("not the target of migration %s: %w", uid, ErrNotFound)
+	}
+	a, g := net.Pipe()
+	go func() {
+		defer g.Close()
+		_, _ = io.Copy(g, g)
+	}()
+	return a, nil
+}
+
 type world struct {
 	srv    *httptest.Server
 	ca     *streamstest.CA

@@ -285,6 +285,9 @@ func (c *libvirtConn) Close() error {
 func convertState(st libvirt.DomainState, reason int) (State, Reason) {
 	switch st {
 	case libvirt.DOMAIN_RUNNING:
+		if libvirt.DomainRunningReason(reason) == libvirt.DOMAIN_RUNNING_MIGRATED {
+			return StateRunning, ReasonMigrated
+		}
 		return StateRunning, ReasonUnknown
 	case libvirt.DOMAIN_BLOCKED:
 		return StateBlocked, ReasonUnknown
@@ -296,6 +299,10 @@ func convertState(st libvirt.DomainState, reason int) (State, Reason) {
 			return StatePaused, ReasonIOError
 		case libvirt.DOMAIN_PAUSED_CRASHED:
 			return StatePaused, ReasonCrashed
+		case libvirt.DOMAIN_PAUSED_MIGRATION, libvirt.DOMAIN_PAUSED_POSTCOPY_FAILED:
+			return StatePaused, ReasonMigration
+		case libvirt.DOMAIN_PAUSED_STARTING_UP:
+			return StatePaused, ReasonStartingUp
 		}
 		return StatePaused, ReasonUnknown
 	case libvirt.DOMAIN_SHUTDOWN:

@@ -12,6 +12,7 @@ package virt
 import (
 	"errors"
 	"io"
+	"time"
 )
 
 // ErrNotFound is returned (wrapped) when the named domain does not exist.
@@ -64,6 +65,14 @@ const (
 	ReasonUser Reason = "User"
 	// ReasonIOError: paused because of a disk I/O error.
 	ReasonIOError Reason = "IOError"
+	// ReasonMigration: paused by a migration: the incoming domain on the
+	// target before it takes over, or the source after a migration whose
+	// outcome libvirt could not confirm.
+	ReasonMigration Reason = "Migration"
+	// ReasonMigrated: running on the target after an incoming migration.
+	ReasonMigrated Reason = "Migrated"
+	// ReasonStartingUp: paused while QEMU starts (also an incoming domain).
+	ReasonStartingUp Reason = "StartingUp"
 )
 
 // DomainInfo is what the agent observes of one domain.
@@ -153,10 +162,68 @@ type Inspector interface {
 	Watch(fn func(Event)) (stop func(), err error)
 }
 
+// Migrator live-migrates a domain to another launcher's libvirt daemon.
+type Migrator interface {
+	// Migrate moves the domain as MigrateParams say and returns when the
+	// migration ended: nil once the destination runs the guest and the
+	// source domain is gone (undefined); an error wrapping ErrAborted when
+	// AbortJob cancelled it; another error when it failed.
+	Migrate(name string, p MigrateParams) error
+	// JobStats reports the domain's current job, or with completed the last
+	// completed one (on a migration's destination: the incoming migration,
+	// with its downtime).
+	JobStats(name string, completed bool) (JobStats, error)
+	// AbortJob cancels the domain's current job (a running migration).
+	AbortJob(name string) error
+}
+
+// ErrAborted is returned (wrapped) by Migrate when the migration was aborted.
+var ErrAborted = errors.New("migration aborted")
+
+// MigrateParams say where a migration goes and what it copies. Every path and
+// URI is as the SOURCE libvirt daemon and QEMU see them (inside their pod).
+type MigrateParams struct {
+	// DestURI is the libvirt connection URI of the destination daemon.
+	DestURI string
+	// MigrationURI is where QEMU sends the migration stream (unix://...).
+	MigrationURI string
+	// DisksURI is the destination's NBD server for block migration (unix://...).
+	DisksURI string
+	// CopyDisksUnder block-migrates the writable disks whose source file lies
+	// in this directory (local images: the destination holds copies of their
+	// backing images, so only the top image is copied). Read-only disks and
+	// disks elsewhere (shared storage) are not copied.
+	CopyDisksUnder string
+	// BandwidthMiB caps the transfer in MiB/s; 0 leaves it unlimited.
+	BandwidthMiB uint64
+}
+
+// JobStats is the progress of a domain job.
+type JobStats struct {
+	// Active is true while a job runs (or, for completed stats, when there
+	// was a completed job to report).
+	Active bool
+	// Elapsed is the job's time so far.
+	Elapsed time.Duration
+	// Downtime is how long the guest was paused at the switch-over (known
+	// once a migration completed).
+	Downtime time.Duration
+	// DataTotal, DataProcessed and DataRemaining count the bytes to
+	// transfer: memory and copied disks.
+	DataTotal, DataProcessed, DataRemaining uint64
+	// MemoryTotal and MemoryProcessed count the guest memory.
+	MemoryTotal, MemoryProcessed uint64
+	// DiskTotal and DiskProcessed count the copied disks.
+	DiskTotal, DiskProcessed uint64
+	// Iterations counts the passes over the guest memory.
+	Iterations uint64
+}
+
 // Conn is one connection to one launcher's libvirt daemon.
 type Conn interface {
 	Lifecycle
 	Inspector
+	Migrator
 	// Close ends the connection; domains keep running.
 	Close() error
 }

@@ -1,6 +1,7 @@
 // Package streamstest issues throwaway certificates for tests of the
 // apiserver↔node-agent stream protocol: a node CA, node agent serving
-// certificates and apiserver client certificates.
+// certificates (which node agents also use as client certificates towards
+// each other) and apiserver client certificates.
 package streamstest
 
 import (
@@ -58,15 +59,22 @@ func NewCA(commonName string) (*CA, error) {
 
 // ServerCert issues a serving certificate for the given IPs and DNS names.
 func (ca *CA) ServerCert(commonName string, hosts ...string) (KeyPair, error) {
-	return ca.issue(commonName, x509.ExtKeyUsageServerAuth, hosts)
+	return ca.issue(commonName, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, hosts)
 }
 
 // ClientCert issues a client certificate with the given common name.
 func (ca *CA) ClientCert(commonName string) (KeyPair, error) {
-	return ca.issue(commonName, x509.ExtKeyUsageClientAuth, nil)
+	return ca.issue(commonName, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil)
 }
 
-func (ca *CA) issue(commonName string, usage x509.ExtKeyUsage, hosts []string) (KeyPair, error) {
+// AgentCert issues a node agent certificate: it serves the stream endpoint
+// for the given IPs and DNS names and authenticates the agent as a client of
+// other agents (migration tunnels).
+func (ca *CA) AgentCert(commonName string, hosts ...string) (KeyPair, error) {
+	return ca.issue(commonName, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, hosts)
+}
+
+func (ca *CA) issue(commonName string, usage []x509.ExtKeyUsage, hosts []string) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return KeyPair{}, err
@@ -81,7 +89,7 @@ func (ca *CA) issue(commonName string, usage x509.ExtKeyUsage, hosts []string) (
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usage,
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

@@ -112,6 +112,14 @@ exec "$@"
 
 func startPod(t *testing.T, launcher, disk string) *pod {
 	t.Helper()
+	return startPodUID(t, launcher, disk, podUID, vmiName, vmiUID)
+}
+
+// startPodUID starts the launcher of VMI vmi (uid) as pod uid under a kubelet root of its own
+// (a node of its own).
+func startPodUID(t *testing.T, launcher, disk string, uid types.UID, vmi string, vmiUID types.UID) *pod {
+	t.Helper()
+	podUID := uid
 	base, err := os.MkdirTemp("/tmp", "nvnode")
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +138,7 @@ func startPod(t *testing.T, launcher, disk string) *pod {
 	}
 	p.log = &bytes.Buffer{}
 	p.cmd = exec.Command("/bin/sh", "-c", podScript, "pod", p.private, p.disks,
-		launcher, "--namespace", ns, "--name", vmiName, "--uid", string(vmiUID), "--grace-period-seconds", "5")
+		launcher, "--namespace", ns, "--name", vmi, "--uid", string(vmiUID), "--grace-period-seconds", "5")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
@@ -220,6 +228,7 @@ func (w *world) startAgent(t *testing.T) {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return w.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
+		CreateOverlay: app.CreateOverlay,
 	})
 	if err := a.AddEventHandlers(vmis.Informer(), pods.Informer()); err != nil {
 		t.Fatal(err)

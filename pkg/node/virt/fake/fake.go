@@ -41,12 +41,16 @@ type Daemon struct {
 	// Console is the guest side of the last console opened; tests read what
 	// sessions typed and write guest output to it.
 	Console net.Conn
-	dead    bool
+	// MigrateHook, when set, plays the migration started by Migrate (see
+	// migrate.go); nil migrates at once and successfully.
+	MigrateHook MigrateHook
+	jobs        map[string]*job
+	dead        bool
 }
 
 // NewDaemon returns an empty daemon.
 func NewDaemon() *Daemon {
-	return &Daemon{domains: map[string]*Domain{}, watchers: map[int]func(virt.Event){}, nextPID: 1000}
+	return &Daemon{domains: map[string]*Domain{}, watchers: map[int]func(virt.Event){}, nextPID: 1000, jobs: map[string]*job{}}
 }
 
 // Dial returns a Conn to the daemon (any socket path).

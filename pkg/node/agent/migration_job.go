@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/tunnel"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+	"github.com/nativevirt/nativevirt/pkg/streams"
+)
+
+// migration is one outgoing migration of this process: the transfer running
+// in libvirt, or (orphan) one an earlier agent process started.
+type migration struct {
+	uid    types.UID // the migration's
+	domain string
+	// orphan: started by an earlier process of the agent; only libvirt's
+	// state tells how it went.
+	orphan bool
+
+	abortOnce sync.Once
+	abort     chan struct{}
+	done      chan struct{}
+
+	// Set before done is closed.
+	err error
+	// failure is the agent's own reason to abort (a timeout), if any.
+	failure string
+	// stats is the last progress read.
+	stats   virt.JobStats
+	started time.Time
+	ended   time.Time
+}
+
+// requestAbort asks the running transfer to stop.
+func (m *migration) requestAbort() {
+	m.abortOnce.Do(func() { close(m.abort) })
+}
+
+func (m *migration) finished() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// migrationOf returns this process's migration of the VMI, or nil.
+func (a *Agent) migrationOf(uid types.UID) *migration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.migrations[uid]
+}
+
+func (a *Agent) forgetMigration(uid types.UID, m *migration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.migrations[uid] == m {
+		delete(a.migrations, uid)
+	}
+}
+
+// inPod is the path of a migration socket inside a launcher pod.
+func inPod(ch streams.MigrationChannel) string {
+	return launcherpod.PrivateDir + "/" + MigrationDir + "/" + ch.Socket()
+}
+
+// migrateParams are the libvirt parameters of every migration: the three
+// channels go to the agent's sockets in the source pod (the tunnels), and
+// the writable disks of the disks volume are block-copied.
+func (a *Agent) migrateParams() virt.MigrateParams {
+	return virt.MigrateParams{
+		DestURI:        virt.URI(inPod(streams.ChannelLibvirt)),
+		MigrationURI:   "unix://" + inPod(streams.ChannelQEMU),
+		DisksURI:       "unix://" + inPod(streams.ChannelNBD),
+		CopyDisksUnder: launcherpod.DisksDir,
+		BandwidthMiB:   a.cfg.Migration.BandwidthMiB,
+	}
+}
+
+// completionTimeout is CompletionTimeoutPerGiB times the guest memory in
+// GiB, at least one GiB's worth.
+func (a *Agent) completionTimeout(vmi *kubevirtv1.VirtualMachineInstance) time.Duration {
+	per := a.cfg.Migration.CompletionTimeoutPerGiB
+	q, ok := convert.GuestMemory(&vmi.Spec.Domain)
+	if !ok || q.Value() <= 1<<30 {
+		return per
+	}
+	return time.Duration(float64(per) * float64(q.Value()) / float64(1<<30))
+}
+
+// startMigration opens the tunnels' sockets in the source pod and starts
+// the transfer on a connection of its own; the outcome is committed by sync
+// once done is closed.
+func (a *Agent) startMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) (*migration, error) {
+	ms := vmi.Status.MigrationState
+	logger := klog.FromContext(ctx).WithValues("migration", ms.MigrationUID, "target", ms.TargetNode, "targetAddress", ms.TargetNodeAddress)
+	endpoint, muid := ms.TargetNodeAddress, ms.MigrationUID
+	proxy, err := tunnel.Listen(l.fs.Private.HostPath(MigrationDir), func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
+		return a.cfg.Migration.DialTunnel(ctx, endpoint, streams.MigrationTarget{UID: muid, Channel: ch})
+	}, logger)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := a.cfg.Dial(l.fs.Private.Path(podfs.LibvirtSocket))
+	if err != nil {
+		_ = proxy.Close()
+		return nil, fmt.Errorf("connecting to the source libvirt: %w", err)
+	}
+	m := &migration{uid: muid, domain: l.domain, abort: make(chan struct{}), done: make(chan struct{}), started: a.cfg.Now()}
+	a.mu.Lock()
+	a.migrations[vmi.UID] = m
+	runCtx := a.ctx
+	a.mu.Unlock()
+	go a.runMigration(runCtx, logger, l.key, m, conn, proxy, a.completionTimeout(vmi))
+	return m, nil
+}
+
+// runMigration runs the transfer and watches it: progress and completion
+// timeouts and abort requests stop it with virDomainAbortJob. conn is the
+// migration's own connection: libvirt serves the progress and abort calls
+// while the migration call blocks on it.
+func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
+	observer := conn
+	result := make(chan error, 1)
+	go func() { result <- conn.Migrate(m.domain, a.migrateParams()) }()
+	logger.Info("Migration started", "domain", m.domain, "completionTimeout", completion, "progressTimeout", a.cfg.Migration.ProgressTimeout)
+
+	tick := time.NewTicker(a.cfg.Migration.Poll)
+	defer tick.Stop()
+	start := time.Now()
+	lastProgress, lowest := start, uint64(0)
+	aborting := false
+	abortCh, stopping := m.abort, ctx.Done()
+	abort := func(why string) {
+		if aborting {
+			return
+		}
+		aborting = true
+		if m.failure == "" {
+			m.failure = why
+		}
+		logger.Info("Aborting the migration", "why", why)
+		if err := observer.AbortJob(m.domain); err != nil {
+			logger.Error(err, "Aborting the migration")
+		}
+	}
+	var err error
+loop:
+	for {
+		select {
+		case err = <-result:
+			break loop
+		case <-abortCh:
+			abort("")
+			abortCh = nil // aborted once; keep waiting for the result
+		case <-stopping:
+			abort("the node agent stopped")
+			stopping = nil
+		case <-tick.C:
+			st, serr := observer.JobStats(m.domain, false)
+			if serr != nil || !st.Active {
+				continue
+			}
+			m.stats = st
+			now := time.Now()
+			if lowest == 0 || st.DataRemaining < lowest {
+				lowest, lastProgress = st.DataRemaining, now
+			}
+			switch {
+			case now.Sub(lastProgress) > a.cfg.Migration.ProgressTimeout:
+				abort(fmt.Sprintf("no progress for %s (progress timeout)", a.cfg.Migration.ProgressTimeout))
+			case now.Sub(start) > completion:
+				abort(fmt.Sprintf("not done after %s (completion timeout)", completion))
+			}
+		}
+	}
+	_ = proxy.Close()
+	_ = conn.Close()
+	tunnels, sent, received := proxy.Stats()
+	m.err, m.ended = err, a.cfg.Now()
+	logger.Info("Migration transfer ended", "err", err, "took", time.Since(start).Round(time.Millisecond),
+		"tunnels", tunnels, "bytesSent", sent, "bytesReceived", received, "lastProgress", m.stats.DataProcessed)
+	close(m.done)
+	a.queue.Add(key)
+}
