@@ -8,9 +8,8 @@ import (
 )
 
 // BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
-// interfaces use QEMU user networking with port forwards (convert's
-// SlirpMasquerade): it needs no privileges in the launcher pod and makes the
-// guest's declared ports reachable on the pod IP.
+// interfaces attach to the tap devices that PrepareNetwork makes in the
+// launcher pod before the domain is defined.
 func BuildDomain(emulation bool) agent.BuildDomainFunc {
 	return func(vmi *kubevirtv1.VirtualMachineInstance, facts agent.DomainFacts) (string, []byte, error) {
 		formats := make(map[string]convert.DiskFormat, len(facts.DiskFormats))
@@ -18,9 +17,8 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 			formats[vol] = convert.DiskFormat(f)
 		}
 		d, err := convert.Convert(vmi, convert.Context{
-			Emulation:     emulation,
-			InterfaceMode: convert.SlirpMasquerade,
-			DiskFormats:   formats,
+			Emulation:   emulation,
+			DiskFormats: formats,
 		})
 		if err != nil {
 			return "", nil, err

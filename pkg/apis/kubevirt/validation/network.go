@@ -131,6 +131,11 @@ func validateInterface(in *kubevirtv1.Interface, ifPath *field.Path) field.Error
 					opt.Option, "must be between 224 and 254, inclusive"))
 			}
 		}
+		for j, ntp := range in.DHCPOptions.NTPServers {
+			if ip := net.ParseIP(ntp); ip == nil || ip.To4() == nil {
+				errs = append(errs, field.Invalid(ifPath.Child("dhcpOptions", "ntpServers").Index(j), ntp, "must be an IPv4 address"))
+			}
+		}
 	}
 	return errs
 }
