@@ -13,13 +13,13 @@ import (
 // client such as busybox udhcpc sends it.
 func discoverBytes() []byte {
 	b := make([]byte, 236)
-	b[0], b[1], b[2] = 1, 1, 6                  // op, htype, hlen
+	b[0], b[1], b[2] = 1, 1, 6                   // op, htype, hlen
 	copy(b[4:8], []byte{0xde, 0xad, 0xbe, 0xef}) // xid
 	copy(b[10:12], []byte{0x80, 0x00})           // flags: broadcast
 	copy(b[28:34], []byte{0x52, 0x54, 0x00, 0x12, 0x34, 0x56})
 	b = append(b, 99, 130, 83, 99)
-	b = append(b, 53, 1, 1)                  // DISCOVER
-	b = append(b, 0, 0)                      // pads
+	b = append(b, 53, 1, 1) // DISCOVER
+	b = append(b, 0, 0)     // pads
 	b = append(b, 61, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56)
 	b = append(b, 12, 4, 'd', 'e', 'm', 'o') // hostname
 	b = append(b, 55, 4, 1, 3, 6, 26)        // parameter request list
