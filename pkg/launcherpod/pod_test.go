@@ -38,7 +38,7 @@ func testVMI() *kubevirtv1.VirtualMachineInstance {
 				Devices: kubevirtv1.Devices{Interfaces: []kubevirtv1.Interface{{Name: "default",
 					InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}}}}},
 			},
-			Networks: []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
+			Networks:                      []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
 			NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
 			Tolerations:                   []corev1.Toleration{{Key: "example.com/vms", Operator: corev1.TolerationOpExists}},
 			PriorityClassName:             "vm-high",

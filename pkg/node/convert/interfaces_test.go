@@ -155,8 +155,16 @@ func TestInterfaceMAC(t *testing.T) {
 		t.Errorf("MAC changed with the uid (a restarted VM): %q, want %q", got, mac)
 	}
 	for what, v := range map[string]func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface){
-		"name":      func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface) { c := vmi.DeepCopy(); c.Name = "vm2"; return c, iface },
-		"namespace": func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface) { c := vmi.DeepCopy(); c.Namespace = "ns2"; return c, iface },
+		"name": func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface) {
+			c := vmi.DeepCopy()
+			c.Name = "vm2"
+			return c, iface
+		},
+		"namespace": func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface) {
+			c := vmi.DeepCopy()
+			c.Namespace = "ns2"
+			return c, iface
+		},
 		"interface": func() (*kubevirtv1.VirtualMachineInstance, *kubevirtv1.Interface) {
 			return vmi, &kubevirtv1.Interface{Name: "net2"}
 		},
