@@ -12,8 +12,9 @@
 //
 // Files: agent.go (queue and wiring), launchers.go (connections to launcher
 // daemons), reconcile.go (the sync decision), status.go (status computation),
-// disks.go (local disk preparation), commands.go (pause/unpause/softreboot,
-// console and VNC for the stream server).
+// disks.go (local disk preparation), network.go (pod network preparation),
+// commands.go (pause/unpause/softreboot, console and VNC for the stream
+// server).
 package agent
 
 import (
@@ -79,6 +80,9 @@ type Config struct {
 	BuildDomain BuildDomainFunc
 	// CloudInitISO renders cloud-init ISOs.
 	CloudInitISO CloudInitISOFunc
+	// PrepareNetwork prepares the pod network in a launcher pod before the
+	// domain is defined there (nil: nothing to prepare).
+	PrepareNetwork PrepareNetworkFunc
 	// VMIs lists the VMIs of this node.
 	VMIs listers.VirtualMachineInstanceLister
 	// Pods lists the launcher pods of this node.

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"context"
+
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/cloudinit"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
+	"github.com/nativevirt/nativevirt/pkg/node/network"
 )
 
 // BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
@@ -38,4 +41,10 @@ func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstan
 		return cloudinit.ConfigDriveISO(userData, cloudinit.ConfigDriveMetaData(vmi), networkData)
 	}
 	return cloudinit.NoCloudISO(userData, cloudinit.NoCloudMetaData(vmi), networkData)
+}
+
+// PrepareNetwork is the agent's PrepareNetworkFunc on package network: the
+// masquerade binding's tap, bridge, NAT and DHCP configuration in the pod.
+func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error {
+	return network.Prepare(ctx, vmi, network.Launcher{LibvirtSocket: libvirtSocket, RunDir: runDir})
 }

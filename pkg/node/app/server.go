@@ -100,6 +100,7 @@ func Run(ctx context.Context, o *Options) error {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
+		PrepareNetwork: PrepareNetwork,
 	})
 	if err := a.AddEventHandlers(vmiInformer, podInformer.Informer()); err != nil {
 		return err
