@@ -105,9 +105,9 @@ type pod struct {
 	kubeletRoot, private, disks string
 	// nodeNS is the named network namespace at the other end of the pod's eth0.
 	nodeNS string
-	cmd                         *exec.Cmd
-	exited                      chan error
-	log                         *bytes.Buffer
+	cmd    *exec.Cmd
+	exited chan error
+	log    *bytes.Buffer
 }
 
 // podScript sets up the launcher's view of the pod inside its mount
