@@ -103,11 +103,10 @@ func prerequisites(t *testing.T, root string) string {
 // the launcher process.
 type pod struct {
 	kubeletRoot, private, disks string
-	// nodeNS is the named network namespace at the other end of the pod's eth0.
-	nodeNS string
-	cmd    *exec.Cmd
-	exited chan error
-	log    *bytes.Buffer
+	nodeNS                      string // the named network namespace at the other end of the pod's eth0
+	cmd                         *exec.Cmd
+	exited                      chan error
+	log                         *bytes.Buffer
 }
 
 // podScript sets up the launcher's view of the pod inside its mount
