@@ -61,6 +61,9 @@ func TestValidateNetworksAndInterfaces(t *testing.T) {
 		{"garbage subnet", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 			s.Networks[0].Pod = &kubevirtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0"}
 		}, []string{"Invalid:spec.networks[0].pod.vmNetworkCIDR"}},
+		{"subnet without room for the gateway and the guest", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			s.Networks[0].Pod = &kubevirtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0/31"}
+		}, []string{"Invalid:spec.networks[0].pod.vmNetworkCIDR"}},
 	})
 }
 
