@@ -83,9 +83,12 @@ func linkCommands(p *Plan, links map[string]link) ([]string, int, error) {
 	case !ok:
 	case tap.kind() != "tun" || tap.LinkInfo.Tun == nil || tap.LinkInfo.Tun.Type != "tap":
 		return nil, 0, fmt.Errorf("the pod's link %s is not a tap device", p.NIC.Tap)
+	case tap.LinkInfo.Tun.MultiQueue != multiQueue && contains(tap.Flags, "LOWER_UP"):
+		// A QEMU has it open: never pull a running guest's device away.
+		return nil, 0, fmt.Errorf("the pod's tap device %s is in use with another queue count", p.NIC.Tap)
 	case tap.LinkInfo.Tun.MultiQueue != multiQueue:
 		// Left by an attempt with another queue count; QEMU is not running
-		// yet (the network is prepared before the domain starts).
+		// (the network is prepared before the domain starts).
 		cmds = append(cmds, "link delete dev "+p.NIC.Tap)
 		ok = false
 	}
@@ -121,4 +124,13 @@ func sysctls(p *Plan) []string {
 		"net.ipv4.ip_forward=1",
 		"net.ipv4.conf." + p.Bridge + ".route_localnet=1",
 	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

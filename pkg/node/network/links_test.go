@@ -96,6 +96,8 @@ func TestLinkCommandErrors(t *testing.T) {
 		"k6t-eth0 not a bridge": {`[{"ifname":"eth0","mtu":1500},{"ifname":"k6t-eth0","mtu":1500,"linkinfo":{"info_kind":"dummy"}}]`, "not a bridge"},
 		"tap0 not a tap":        {`[{"ifname":"eth0","mtu":1500},{"ifname":"tap0","mtu":1500,"linkinfo":{"info_kind":"tun","info_data":{"type":"tun"}}}]`, "not a tap"},
 		"tap0 a veth":           {`[{"ifname":"eth0","mtu":1500},{"ifname":"tap0","mtu":1500,"linkinfo":{"info_kind":"veth"}}]`, "not a tap"},
+		"tap0 in use with other queues": {`[{"ifname":"eth0","mtu":1500},{"ifname":"tap0","mtu":1500,"flags":["BROADCAST","UP","LOWER_UP"],` +
+			`"linkinfo":{"info_kind":"tun","info_data":{"type":"tap","multi_queue":true}}}]`, "in use"},
 	} {
 		links, err := parseLinks([]byte(tc.links))
 		if err != nil {

@@ -274,12 +274,3 @@ func TestApplyInNetworkNamespaces(t *testing.T) {
 		t.Errorf("tap after the queue change %+v, want a multi-queue tap0 on the bridge", tap)
 	}
 }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
