@@ -8,7 +8,8 @@
 #   hack/images/build-guest.sh          # cached: rebuilds only when this script or the packages change
 #
 # The guest's /init (PID 1) mounts proc/sys/dev, prints `NativeVirt demo guest ready` on ttyS0,
-# configures eth0 by DHCP (udhcpc) when present, runs a mini cloud-init (a disk labelled cidata
+# configures eth0 by DHCP (udhcpc: address, router, MTU, name servers and search domains) when
+# present, runs a mini cloud-init (a disk labelled cidata
 # (NoCloud) or config-2 (ConfigDrive): sets the hostname from the meta-data and runs the user-data
 # when it starts with `#!`), powers off on the ACPI power button (busybox acpid), then keeps a
 # root shell on ttyS0 with the prompt `demo:~# `.
@@ -111,10 +112,13 @@ deconfig)
 	;;
 bound|renew)
 	ip addr flush dev "$interface"
+	[ -n "$mtu" ] && ip link set dev "$interface" mtu "$mtu"
 	ip addr add "$ip/${mask:-24}" dev "$interface"
 	for r in $router; do ip route add default via "$r" dev "$interface"; break; done
 	: >/etc/resolv.conf
 	for d in $dns; do echo "nameserver $d" >>/etc/resolv.conf; done
+	if [ -n "$search" ]; then echo "search $search" >>/etc/resolv.conf
+	elif [ -n "$domain" ]; then echo "search $domain" >>/etc/resolv.conf; fi
 	echo "NativeVirt demo guest: $interface $ip/${mask:-24}" >/dev/ttyS0
 	;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds localhost/nativevirt-handler:dev, the node agent's image: the launcher image's Debian
-# rootfs (libvirt's client library libvirt0 for the cgo bindings, iproute2, procps, busybox),
+# rootfs (libvirt's client library libvirt0 for the cgo bindings; ip, nft, sysctl and nsenter,
+# with which the agent prepares the pod network inside launcher pods; busybox),
 # made by hack/images/build-launcher.sh and shared here through hard links, plus
 #   /usr/bin/nativevirt-handler     the node agent (cgo: links Debian's libvirt0)
 # into _output/images/nativevirt-handler.tar, imported when the cluster's containerd runs.
@@ -37,6 +38,9 @@ else
 	mkdir -p "$rootfs/var/lib/nativevirt/handler" "$rootfs/etc/nativevirt/handler-certs"
 	missing=$(chroot "$rootfs" /usr/bin/ldd /usr/bin/nativevirt-handler 2>&1 | grep 'not found' || true)
 	[[ -z $missing ]] || nv_die "nativevirt-handler needs libraries the image lacks: $missing"
+	for tool in "ip -V" "nft --version" "sysctl --version" "nsenter --version"; do
+		chroot "$rootfs" /bin/sh -c "$tool" >/dev/null 2>&1 || nv_die "the handler image cannot run $tool (pod network)"
+	done
 	"$NV_ROOT/hack/images/mkimage.sh" "$rootfs" "$REF" "$tarball" '["/usr/bin/nativevirt-handler"]'
 	rm -rf "$rootfs"
 	echo "$stamp" >"$dir/stamp"

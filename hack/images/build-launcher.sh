@@ -16,9 +16,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 REF=${NV_LAUNCHER_IMAGE:-localhost/nativevirt-launcher:dev}
 SUITE=${NV_DEBIAN_SUITE:-bookworm}
 # What the compute container runs: libvirt's daemons, QEMU (x86, TCG or KVM), qemu-img, virsh
-# for debugging, ip/ps, and busybox for a shell toolbox.
+# for debugging, ip/ps, and busybox for a shell toolbox. The node agent's image shares this rootfs
+# and prepares the pod network with ip (iproute2), sysctl (procps), nft (nftables) and nsenter
+# (util-linux, essential).
 PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils libvirt-clients
-	iproute2 procps busybox)
+	iproute2 procps busybox nftables)
 # Bump when the way the base rootfs is made (not its package list) changes.
 BASE_VERSION=1
 

@@ -53,6 +53,9 @@ const (
 	DefaultLauncherImage = "localhost/nativevirt-launcher:dev"
 	// KVMResource is the device plugin resource that grants /dev/kvm.
 	KVMResource = "devices.nativevirt.io/kvm"
+	// TUNResource is the device plugin resource that grants /dev/net/tun, through which QEMU
+	// opens the tap device the node agent prepares for the pod network.
+	TUNResource = "devices.nativevirt.io/tun"
 	// SchedulableLabel marks nodes whose node agent is alive ("true").
 	SchedulableLabel = "kubevirt.io/schedulable"
 	// PodGracePeriodSlack is added to the instance's grace period for the pod, so that the

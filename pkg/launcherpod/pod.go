@@ -41,9 +41,10 @@ func (c *Config) launcherPullPolicy() corev1.PullPolicy {
 	return c.LauncherPullPolicy
 }
 
-// launcherCapabilities are exactly what a root libvirtd needs once everything else is dropped;
-// all are allowed by Pod Security baseline.
-var launcherCapabilities = []corev1.Capability{"DAC_OVERRIDE", "SETGID", "SETUID", "SETPCAP"}
+// launcherCapabilities are exactly what a root libvirtd needs once everything else is dropped,
+// and NET_BIND_SERVICE for the launcher's DHCP server (port 67) of the masquerade binding; all
+// are allowed by Pod Security baseline.
+var launcherCapabilities = []corev1.Capability{"DAC_OVERRIDE", "SETGID", "SETUID", "SETPCAP", "NET_BIND_SERVICE"}
 
 // GracePeriodSeconds is the instance's termination grace period (30 s when unset): the time the
 // launcher gives the guest to shut down.

@@ -49,7 +49,8 @@ func Overhead(guest resource.Quantity) resource.Quantity {
 
 // computeResources sizes the compute container from the domain: memory request = guest +
 // overhead (guest alone with overcommitGuestOverhead), memory limit = limit + overhead when the
-// domain sets one, CPU copied (100m when unset), and one KVM device unless emulating.
+// domain sets one, CPU copied (100m when unset), one KVM device unless emulating, and one TUN
+// device when an interface is on the pod network.
 func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation bool) (corev1.ResourceRequirements, error) {
 	guest, err := GuestMemory(spec)
 	if err != nil {
@@ -86,12 +87,32 @@ func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation 
 		setLimit(&out, corev1.ResourceCPU, q.DeepCopy())
 	}
 
+	one := *resource.NewQuantity(1, resource.DecimalSI)
 	if !useEmulation {
-		one := *resource.NewQuantity(1, resource.DecimalSI)
 		out.Requests[KVMResource] = one
 		setLimit(&out, KVMResource, one.DeepCopy())
 	}
+	if usesPodNetwork(spec) {
+		out.Requests[TUNResource] = one.DeepCopy()
+		setLimit(&out, TUNResource, one.DeepCopy())
+	}
 	return out, nil
+}
+
+// usesPodNetwork reports whether an interface of the instance is on the pod network.
+func usesPodNetwork(spec *kubevirtv1.VirtualMachineInstanceSpec) bool {
+	pod := map[string]bool{}
+	for _, n := range spec.Networks {
+		if n.Pod != nil {
+			pod[n.Name] = true
+		}
+	}
+	for _, iface := range spec.Domain.Devices.Interfaces {
+		if pod[iface.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 func setLimit(r *corev1.ResourceRequirements, name corev1.ResourceName, q resource.Quantity) {

@@ -67,6 +67,7 @@ func TestComputeResources(t *testing.T) {
 		name      string
 		res       kubevirtv1.ResourceRequirements
 		emulation bool
+		network   bool
 		want      corev1.ResourceRequirements
 	}{
 		{
@@ -102,6 +103,16 @@ func TestComputeResources(t *testing.T) {
 			},
 		},
 		{
+			name:      "a TUN device for an interface on the pod network",
+			res:       kubevirtv1.ResourceRequirements{Requests: list("memory", "1Gi")},
+			network:   true,
+			emulation: true,
+			want: corev1.ResourceRequirements{
+				Requests: list("memory", "1301Mi", "cpu", "100m", TUNResource, "1"),
+				Limits:   list(TUNResource, "1"),
+			},
+		},
+		{
 			name:      "overcommitGuestOverhead leaves the overhead out of the request only",
 			res:       kubevirtv1.ResourceRequirements{Requests: list("memory", "1Gi"), Limits: list("memory", "1Gi"), OvercommitGuestOverhead: true},
 			emulation: true,
@@ -114,6 +125,10 @@ func TestComputeResources(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := &kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Resources: tc.res}}
+			if tc.network {
+				spec.Domain.Devices.Interfaces = []kubevirtv1.Interface{{Name: "default"}}
+				spec.Networks = []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}}
+			}
 			got, err := computeResources(spec, tc.emulation)
 			if err != nil {
 				t.Fatal(err)

@@ -18,10 +18,11 @@
 //
 // Files: agent.go (queue and wiring), launchers.go (connections to launcher
 // daemons), reconcile.go (the sync decision), status.go (status computation),
-// disks.go (local disk preparation), commands.go (pause/unpause/softreboot,
-// console and VNC for the stream server), migration_target.go (target side
-// and its tunnels), migration_source.go (source-side decisions),
-// migration_job.go (the running transfer).
+// disks.go (local disk preparation), network.go (pod network preparation),
+// commands.go (pause/unpause/softreboot, console and VNC for the stream
+// server), migration_target.go (target side and its tunnels),
+// migration_source.go (source-side decisions), migration_job.go (the running
+// transfer).
 package agent
 
 import (
@@ -92,6 +93,9 @@ type Config struct {
 	BuildDomain BuildDomainFunc
 	// CloudInitISO renders cloud-init ISOs.
 	CloudInitISO CloudInitISOFunc
+	// PrepareNetwork prepares the pod network in a launcher pod before the
+	// domain is defined there (nil: nothing to prepare).
+	PrepareNetwork PrepareNetworkFunc
 	// VMIs lists the VMIs of this node.
 	VMIs listers.VirtualMachineInstanceLister
 	// Pods lists the launcher pods of this node.

@@ -103,6 +103,11 @@ func (a *Agent) syncTarget(ctx context.Context, vmi *kubevirtv1.VirtualMachineIn
 		if _, err := a.prepareDisks(ctx, vmi, l.fs.Disks); err != nil {
 			return 0, fmt.Errorf("preparing the migration target's disks: %w", err)
 		}
+		// The incoming QEMU opens the same tap device the source's uses: the target pod
+		// needs the same network before the transfer starts.
+		if err := a.prepareNetwork(ctx, vmi, l); err != nil {
+			return 0, fmt.Errorf("preparing the migration target's network: %w", err)
+		}
 		if err := os.MkdirAll(l.fs.Private.Path(MigrationDir), 0o700); err != nil {
 			return 0, fmt.Errorf("preparing the migration target's socket directory: %w", err)
 		}

@@ -70,6 +70,7 @@ func (e *env) targetDir(volume, rel string) string {
 
 func TestMigrationTargetPreparesAndDetects(t *testing.T) {
 	e := targetEnv(t, false)
+	nets := recordNetwork(e, nil)
 	if after := e.sync(); after != waitForLauncher {
 		t.Errorf("requeue after %v while the target launcher is not ready, want %v", after, waitForLauncher)
 	}
@@ -81,6 +82,10 @@ func TestMigrationTargetPreparesAndDetects(t *testing.T) {
 	ms := e.migrationState()
 	if ms.TargetNodeAddress != targetEndpoint {
 		t.Fatalf("targetNodeAddress %q, want %q", ms.TargetNodeAddress, targetEndpoint)
+	}
+	// The target pod's network, as for a start: the incoming QEMU opens its tap device.
+	if b, err := os.ReadFile(e.targetDir(podfs.PrivateVolume, "network-prepared")); len(*nets) != 1 || err != nil || string(b) != vmName {
+		t.Errorf("network preparations %+v (%v), want one in the target pod %s", *nets, err, targetPodUID)
 	}
 	// The same disk files as a start, without a domain.
 	if diff := cmp.Diff([]string{".overlay.qcow2.tmp over disk.img (raw)"}, e.overlays); diff != "" {

@@ -149,7 +149,8 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 	return after, nil
 }
 
-// startDomain prepares the disks, defines and starts the domain, once.
+// startDomain prepares the disks and the pod network, defines and starts the
+// domain, once.
 func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, l *launcher) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	facts, err := a.prepareDisks(ctx, vmi, l.fs.Disks)
@@ -157,6 +158,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 		return 0, fmt.Errorf("preparing disks: %w", err)
 	}
 	facts.BlockVolumes = l.blockVolumes
+	if err := a.prepareNetwork(ctx, vmi, l); err != nil {
+		return 0, err
+	}
 	name, xml, err := a.cfg.BuildDomain(vmi, facts)
 	if err != nil {
 		return 0, fmt.Errorf("converting the VMI to a domain: %w", err)

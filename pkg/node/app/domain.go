@@ -1,16 +1,18 @@
 package app
 
 import (
+	"context"
+
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/cloudinit"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
+	"github.com/nativevirt/nativevirt/pkg/node/network"
 )
 
 // BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
-// interfaces use QEMU user networking with port forwards (convert's
-// SlirpMasquerade): it needs no privileges in the launcher pod and makes the
-// guest's declared ports reachable on the pod IP.
+// interfaces attach to the tap devices that PrepareNetwork makes in the
+// launcher pod before the domain is defined.
 func BuildDomain(emulation bool) agent.BuildDomainFunc {
 	return func(vmi *kubevirtv1.VirtualMachineInstance, facts agent.DomainFacts) (string, []byte, error) {
 		formats := make(map[string]convert.DiskFormat, len(facts.DiskFormats))
@@ -18,10 +20,9 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 			formats[vol] = convert.DiskFormat(f)
 		}
 		d, err := convert.Convert(vmi, convert.Context{
-			Emulation:     emulation,
-			InterfaceMode: convert.SlirpMasquerade,
-			DiskFormats:   formats,
-			BlockVolumes:  facts.BlockVolumes,
+			Emulation:    emulation,
+			DiskFormats:  formats,
+			BlockVolumes: facts.BlockVolumes,
 		})
 		if err != nil {
 			return "", nil, err
@@ -41,4 +42,10 @@ func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstan
 		return cloudinit.ConfigDriveISO(userData, cloudinit.ConfigDriveMetaData(vmi), networkData)
 	}
 	return cloudinit.NoCloudISO(userData, cloudinit.NoCloudMetaData(vmi), networkData)
+}
+
+// PrepareNetwork is the agent's PrepareNetworkFunc on package network: the
+// masquerade binding's tap, bridge, NAT and DHCP configuration in the pod.
+func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error {
+	return network.Prepare(ctx, vmi, network.Launcher{LibvirtSocket: libvirtSocket, RunDir: runDir})
 }

@@ -133,9 +133,10 @@ func Run(ctx context.Context, o *Options) error {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
-		CreateOverlay: CreateOverlay,
-		TargetVMIs:    listers.NewVirtualMachineInstanceLister(targetInformer.GetIndexer()),
-		Migration:     migration,
+		CreateOverlay:  CreateOverlay,
+		TargetVMIs:     listers.NewVirtualMachineInstanceLister(targetInformer.GetIndexer()),
+		Migration:      migration,
+		PrepareNetwork: PrepareNetwork,
 	})
 	if err := a.AddEventHandlers(vmiInformer, podInformer.Informer()); err != nil {
 		return err

@@ -42,20 +42,6 @@ const (
 	SerialLogFile = "serial.log"
 )
 
-// InterfaceMode says how the masquerade binding reaches the pod network.
-type InterfaceMode string
-
-// Interface modes.
-const (
-	// SlirpMasquerade uses QEMU's user-mode network stack with port forwards
-	// for the interface's declared ports. It needs no privileges in the pod.
-	// The guest gets the second address of the VM network CIDR by DHCP.
-	SlirpMasquerade InterfaceMode = "slirp"
-	// TapMasquerade attaches the guest to a tap device that the node agent
-	// created in the pod's network namespace, with NAT and DHCP around it.
-	TapMasquerade InterfaceMode = "tap"
-)
-
 // DiskFormat is the format of a disk image.
 type DiskFormat string
 
@@ -80,12 +66,6 @@ type Context struct {
 	PVCDir string
 	// Emulator is the QEMU binary inside the pod.
 	Emulator string
-	// InterfaceMode says how masquerade interfaces are wired; empty means
-	// SlirpMasquerade.
-	InterfaceMode InterfaceMode
-	// TapDevices maps an interface name to its tap device in the pod
-	// (TapMasquerade only); an interface missing here gets TapName(index).
-	TapDevices map[string]string
 	// DiskFormats maps a volume name to the format of its image. Container
 	// disks need an entry (see DetectFormat); other volumes default to raw.
 	DiskFormats map[string]DiskFormat
@@ -108,9 +88,6 @@ func (c Context) withDefaults() Context {
 	if c.Emulator == "" {
 		c.Emulator = DefaultEmulator
 	}
-	if c.InterfaceMode == "" {
-		c.InterfaceMode = SlirpMasquerade
-	}
 	return c
 }
 
@@ -121,11 +98,6 @@ func (c Context) validate() error {
 			return fmt.Errorf("convert context: %s %q is not an absolute path", name, dir)
 		}
 	}
-	switch c.InterfaceMode {
-	case SlirpMasquerade, TapMasquerade:
-	default:
-		return fmt.Errorf("convert context: unknown interface mode %q", c.InterfaceMode)
-	}
 	for vol, f := range c.DiskFormats {
 		if f != FormatRaw && f != FormatQCOW2 {
 			return fmt.Errorf("convert context: volume %s: unknown disk format %q", vol, f)
@@ -134,7 +106,7 @@ func (c Context) validate() error {
 	return nil
 }
 
-// TapName is the default tap device of the interface at index i.
+// TapName is the tap device of the interface at index i (KubeVirt's names).
 func TapName(i int) string {
 	return fmt.Sprintf("tap%d", i)
 }

@@ -10,17 +10,16 @@ import (
 func TestContextDefaults(t *testing.T) {
 	got := Context{}.withDefaults()
 	want := Context{
-		RunDir:        "/var/run/nativevirt",
-		DisksDir:      "/var/run/nativevirt-disks",
-		PVCDir:        "/var/run/nativevirt-pvcs",
-		Emulator:      "/usr/bin/qemu-system-x86_64",
-		InterfaceMode: SlirpMasquerade,
+		RunDir:   "/var/run/nativevirt",
+		DisksDir: "/var/run/nativevirt-disks",
+		PVCDir:   "/var/run/nativevirt-pvcs",
+		Emulator: "/usr/bin/qemu-system-x86_64",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	kept := Context{RunDir: "/r", InterfaceMode: TapMasquerade}.withDefaults()
-	if kept.RunDir != "/r" || kept.InterfaceMode != TapMasquerade {
+	kept := Context{RunDir: "/r", Emulation: true}.withDefaults()
+	if kept.RunDir != "/r" || !kept.Emulation {
 		t.Errorf("defaults overwrote set fields: %+v", kept)
 	}
 }
@@ -34,7 +33,6 @@ func TestContextValidate(t *testing.T) {
 		{name: "defaults", ctx: Context{}},
 		{name: "relative run dir", ctx: Context{RunDir: "run"}, wantErr: "RunDir"},
 		{name: "relative emulator", ctx: Context{Emulator: "qemu"}, wantErr: "Emulator"},
-		{name: "unknown mode", ctx: Context{InterfaceMode: "bridge"}, wantErr: "interface mode"},
 		{name: "unknown format", ctx: Context{DiskFormats: map[string]DiskFormat{"a": "vmdk"}}, wantErr: "vmdk"},
 	}
 	for _, tc := range tests {

@@ -81,16 +81,9 @@ func convert(vmi *kubevirtv1.VirtualMachineInstance, c Context) (*Domain, field.
 	collect(e)
 	d.IOThreads = threads.count
 
-	devices, qemuArgs, e := convertDevices(vmi, c, threads, vcpus)
+	devices, e := convertDevices(vmi, c, threads, vcpus)
 	collect(e)
 	d.Devices = devices
-	if len(qemuArgs) > 0 {
-		cmd := &QEMUCommandLine{}
-		for _, a := range qemuArgs {
-			cmd.Args = append(cmd.Args, QEMUArg{Value: a})
-		}
-		d.QEMUCommandLine = cmd
-	}
 	return d, errs
 }
 

@@ -123,7 +123,7 @@ func TestConvertNeverPanics(t *testing.T) {
 					t.Fatalf("input %d: panic: %v", i, r)
 				}
 			}()
-			for _, ctx := range []Context{{}, {Emulation: true, InterfaceMode: TapMasquerade}} {
+			for _, ctx := range []Context{{}, {Emulation: true}} {
 				d, err := Convert(vmi, ctx)
 				if err != nil {
 					continue

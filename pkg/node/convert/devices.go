@@ -10,8 +10,8 @@ import (
 const balloonStatsPeriod = 10
 
 // convertDevices assembles the domain's devices from the per-device
-// converters, and the extra QEMU arguments some of them need.
-func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads ioThreadPlan, vcpus uint32) (Devices, []string, field.ErrorList) {
+// converters.
+func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads ioThreadPlan, vcpus uint32) (Devices, field.ErrorList) {
 	devices := &vmi.Spec.Domain.Devices
 	p := field.NewPath("spec", "domain", "devices")
 	transitional := devices.UseVirtioTransitional != nil && *devices.UseVirtioTransitional
@@ -27,13 +27,9 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	out.Inputs = inputs
 	out.Controllers = controllers(buses, inputUSB, transitional)
 
-	diskBoot := false
-	for _, d := range disks {
-		diskBoot = diskBoot || d.Boot != nil
-	}
-	plan, nerrs := convertInterfaces(vmi, c, vcpus, diskBoot)
+	interfaces, nerrs := convertInterfaces(vmi, vcpus)
 	errs = append(errs, nerrs...)
-	out.Interfaces = plan.interfaces
+	out.Interfaces = interfaces
 
 	out.Serials, out.Consoles = convertSerial(devices, c)
 
@@ -51,7 +47,7 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	panics, perrs := convertPanics(devices.PanicDevices, p.Child("panicDevices"))
 	errs = append(errs, perrs...)
 	out.Panics = panics
-	return out, plan.qemuArgs, errs
+	return out, errs
 }
 
 // controllers gives a virtio-scsi controller when SCSI disks exist, and

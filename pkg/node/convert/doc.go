@@ -32,7 +32,8 @@
 //   - claims: mounted at ClaimPath, or block devices at /dev/<volume>
 //     (Context.BlockVolumes); the launcher pod mounts filesystem claims at
 //     launcherpod.ClaimsDir/<volume> and attaches block claims at /dev/<volume>.
-//   - networking: with TapMasquerade a tap device per interface
-//     (Context.TapDevices, default TapName) plus NAT and DHCP for the guest;
-//     with SlirpMasquerade nothing: QEMU forwards the declared ports.
+//   - networking: for each interface on the pod network (PodInterfaces) a
+//     tap device TapName(i) that QEMU can open, on a bridge with the
+//     gateway address, NAT between the pod's address and the guest's, and
+//     DHCP for the guest (package network and the launcher do that).
 package convert

@@ -5,10 +5,6 @@ import (
 	"fmt"
 )
 
-// QEMUNamespace is the XML namespace of libvirt's QEMU-specific domain
-// extensions (<qemu:commandline>).
-const QEMUNamespace = "http://libvirt.org/schemas/domain/qemu/1.0"
-
 // Domain is a libvirt domain definition, limited to what NativeVirt emits.
 type Domain struct {
 	XMLName xml.Name `xml:"domain"`
@@ -44,8 +40,6 @@ type Domain struct {
 	OnCrash string `xml:"on_crash,omitempty"`
 	// Devices are the guest's devices.
 	Devices Devices `xml:"devices"`
-	// QEMUCommandLine passes extra arguments to QEMU.
-	QEMUCommandLine *QEMUCommandLine `xml:"http://libvirt.org/schemas/domain/qemu/1.0 commandline,omitempty"`
 }
 
 // Marshal renders the domain as indented libvirt domain XML.
@@ -321,16 +315,4 @@ type Timer struct {
 	Track string `xml:"track,attr,omitempty"`
 	// Present is "yes" or "no".
 	Present string `xml:"present,attr,omitempty"`
-}
-
-// QEMUCommandLine holds extra QEMU arguments.
-type QEMUCommandLine struct {
-	// Args are the arguments, in order.
-	Args []QEMUArg `xml:"arg"`
-}
-
-// QEMUArg is one extra QEMU argument.
-type QEMUArg struct {
-	// Value is the argument.
-	Value string `xml:"value,attr"`
 }

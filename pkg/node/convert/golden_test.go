@@ -44,18 +44,15 @@ var goldenCases = []struct {
 		name:     "multi-disk",
 		manifest: "testdata/multi-disk.yaml",
 		ctx: Context{
-			InterfaceMode: TapMasquerade,
-			DiskFormats:   map[string]DiskFormat{"root": FormatQCOW2, "installer": FormatRaw, "empty-tray": FormatRaw},
-			BlockVolumes:  map[string]bool{"blockclaim": true},
+			DiskFormats:  map[string]DiskFormat{"root": FormatQCOW2, "installer": FormatRaw, "empty-tray": FormatRaw},
+			BlockVolumes: map[string]bool{"blockclaim": true},
 		},
 	},
 	{
 		name:     "kvm-devices",
 		manifest: "testdata/kvm-devices.yaml",
 		ctx: Context{
-			InterfaceMode: TapMasquerade,
-			TapDevices:    map[string]string{"default": "nvtap0"},
-			DiskFormats:   map[string]DiskFormat{"root": FormatRaw},
+			DiskFormats: map[string]DiskFormat{"root": FormatRaw},
 		},
 	},
 	{

@@ -1,7 +1,7 @@
 package convert
 
 import (
-	"encoding/json"
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"strings"
@@ -16,39 +16,92 @@ import (
 // its second (10.0.2.1 and 10.0.2.2), as in KubeVirt.
 const DefaultVMNetworkCIDR = "10.0.2.0/24"
 
-// nicModels maps the interface models KubeVirt accepts to QEMU device names
-// (used by the slirp implementation; libvirt takes the model names as they are).
-var nicModels = map[string]string{
-	"virtio":   "virtio-net-pci",
-	"e1000":    "e1000",
-	"e1000e":   "e1000e",
-	"igb":      "igb",
-	"ne2k_pci": "ne2k_pci",
-	"pcnet":    "pcnet",
-	"rtl8139":  "rtl8139",
+// generatedMACPrefix starts the MAC of an interface that names none: QEMU's
+// locally administered range, as libvirt uses for the MACs it generates.
+var generatedMACPrefix = []byte{0x52, 0x54, 0x00}
+
+// nicModels are the interface models KubeVirt accepts; libvirt takes the
+// names as they are.
+var nicModels = map[string]bool{
+	"virtio": true, "e1000": true, "e1000e": true, "igb": true, "ne2k_pci": true, "pcnet": true, "rtl8139": true,
 }
 
-// nic is one checked interface with everything both implementations need.
+// PodInterface is one guest interface on the pod network with the masquerade
+// binding, as the node agent wires it inside the launcher pod: a tap device
+// that QEMU opens, on a bridge holding the gateway address, NAT between the
+// pod's address and the guest's, and DHCP handing the guest its address.
+// Convert attaches the guest to the same tap with the same MAC and queues.
+type PodInterface struct {
+	// Name is the interface's name in the spec.
+	Name string
+	// Tap is the tap device in the pod's network namespace.
+	Tap string
+	// MAC is the guest's MAC address (the spec's, else a stable generated one).
+	MAC string
+	// Queues is the number of queue pairs QEMU opens on the tap (1: a
+	// single-queue tap; more: a multi-queue tap).
+	Queues uint32
+	// Gateway is the bridge's address: the guest's router, DHCP server and
+	// the source of connections from the pod's own loopback.
+	Gateway net.IP
+	// Guest is the address DHCP gives the guest.
+	Guest net.IP
+	// PrefixLength is the VM network's prefix length.
+	PrefixLength int
+	// Ports are the declared ports; none means every port of the pod's
+	// address reaches the guest.
+	Ports []kubevirtv1.Port
+	// DHCPOptions are the extra DHCP options of the interface, if any.
+	DHCPOptions *kubevirtv1.DHCPOptions
+}
+
+// nic is one checked interface with everything the converter needs.
 type nic struct {
 	iface   *kubevirtv1.Interface
-	network *kubevirtv1.PodNetwork
 	model   string
 	boot    *Boot
 	address *Address
-	path    *field.Path
+	pod     PodInterface
 }
 
-// netPlan is the result of the interface conversion: libvirt interfaces
-// (tap) or QEMU arguments (slirp).
-type netPlan struct {
-	interfaces []Interface
-	qemuArgs   []string
+// PodInterfaces lists the instance's interfaces on the pod network, with the
+// devices and addresses the node agent prepares for them. It fails, naming
+// the fields, for interfaces Convert refuses too.
+func PodInterfaces(vmi *kubevirtv1.VirtualMachineInstance) ([]PodInterface, error) {
+	if vmi == nil {
+		return nil, fmt.Errorf("pod interfaces: nil VirtualMachineInstance")
+	}
+	t, errs := cpuTopology(&vmi.Spec.Domain, field.NewPath("spec", "domain"))
+	vcpus := uint32(1)
+	if len(errs) == 0 {
+		vcpus = t.vcpus()
+	}
+	nics, nerrs := checkInterfaces(vmi, vcpus)
+	errs = append(errs, nerrs...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("interfaces of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, errs.ToAggregate())
+	}
+	out := make([]PodInterface, 0, len(nics))
+	for _, n := range nics {
+		out = append(out, n.pod)
+	}
+	return out, nil
 }
 
-// convertInterfaces wires the guest's interfaces to the pod network with the
-// masquerade binding, as the context's InterfaceMode says. diskBoot says
-// whether some disk has a boot order (see slirpInterface).
-func convertInterfaces(vmi *kubevirtv1.VirtualMachineInstance, c Context, vcpus uint32, diskBoot bool) (netPlan, field.ErrorList) {
+// convertInterfaces attaches the guest's interfaces to the tap devices the
+// node agent prepares in the launcher pod (see PodInterface).
+func convertInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]Interface, field.ErrorList) {
+	nics, errs := checkInterfaces(vmi, vcpus)
+	transitional := vmi.Spec.Domain.Devices.UseVirtioTransitional != nil && *vmi.Spec.Domain.Devices.UseVirtioTransitional
+	var out []Interface
+	for _, n := range nics {
+		out = append(out, tapInterface(n, transitional))
+	}
+	return out, errs
+}
+
+// checkInterfaces checks every interface and computes its pod-side plan.
+func checkInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]nic, field.ErrorList) {
 	spec := &vmi.Spec
 	p := field.NewPath("spec", "domain", "devices", "interfaces")
 	networks := make(map[string]*kubevirtv1.Network, len(spec.Networks))
@@ -56,41 +109,35 @@ func convertInterfaces(vmi *kubevirtv1.VirtualMachineInstance, c Context, vcpus 
 		networks[spec.Networks[i].Name] = &spec.Networks[i]
 	}
 	devices := &spec.Domain.Devices
-	transitional := devices.UseVirtioTransitional != nil && *devices.UseVirtioTransitional
 	multiQueue := devices.NetworkInterfaceMultiQueue != nil && *devices.NetworkInterfaceMultiQueue
 	var (
-		plan netPlan
+		nics []nic
 		errs field.ErrorList
 	)
 	for i := range devices.Interfaces {
-		n, nerrs := checkInterface(&devices.Interfaces[i], networks, p.Index(i))
+		n, nerrs := checkInterface(vmi, &devices.Interfaces[i], networks, p.Index(i))
 		if len(nerrs) > 0 {
 			errs = append(errs, nerrs...)
 			continue
 		}
-		switch c.InterfaceMode {
-		case TapMasquerade:
-			tap := c.TapDevices[n.iface.Name]
-			if tap == "" {
-				tap = TapName(i)
-			}
-			plan.interfaces = append(plan.interfaces, tapInterface(n, tap, transitional, multiQueue, vcpus))
-		default:
-			args, serrs := slirpInterface(n, vmi, transitional, multiQueue, diskBoot)
-			errs = append(errs, serrs...)
-			plan.qemuArgs = append(plan.qemuArgs, args...)
+		n.pod.Tap = TapName(i)
+		n.pod.Queues = 1
+		if multiQueue && n.model == "virtio" && vcpus > 1 {
+			n.pod.Queues = vcpus
 		}
+		nics = append(nics, n)
 	}
-	return plan, errs
+	return nics, errs
 }
 
 // checkInterface refuses what the converter cannot wire: networks other
 // than the pod network, bindings other than masquerade, bad models, MACs,
-// ports and states.
-func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (nic, field.ErrorList) {
+// ports, states and VM network CIDRs.
+func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (nic, field.ErrorList) {
 	var errs field.ErrorList
-	n := nic{iface: iface, path: p}
+	n := nic{iface: iface, pod: PodInterface{Name: iface.Name, Ports: iface.Ports, DHCPOptions: iface.DHCPOptions}}
 	network, ok := networks[iface.Name]
+	var pod *kubevirtv1.PodNetwork
 	switch {
 	case !ok:
 		errs = append(errs, field.NotFound(p.Child("name"), iface.Name))
@@ -99,7 +146,7 @@ func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1
 	case network.Pod == nil:
 		errs = append(errs, field.Invalid(p.Child("name"), iface.Name, "the network has no source; only the pod network is supported"))
 	default:
-		n.network = network.Pod
+		pod = network.Pod
 	}
 	m := iface.InterfaceBindingMethod
 	switch {
@@ -112,7 +159,7 @@ func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1
 	if n.model == "" {
 		n.model = "virtio"
 	}
-	if _, ok := nicModels[n.model]; !ok {
+	if !nicModels[n.model] {
 		errs = append(errs, field.NotSupported(p.Child("model"), iface.Model, []string{"e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio"}))
 	}
 	if iface.MacAddress != "" {
@@ -120,6 +167,7 @@ func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1
 			errs = append(errs, field.Invalid(p.Child("macAddress"), iface.MacAddress, "must be a 48-bit MAC address"))
 		}
 	}
+	n.pod.MAC = InterfaceMAC(vmi, iface)
 	switch iface.State {
 	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
 	default:
@@ -132,6 +180,18 @@ func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1
 		}
 		if proto := strings.ToUpper(port.Protocol); proto != "" && proto != "TCP" && proto != "UDP" {
 			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, []string{"TCP", "UDP"}))
+		}
+	}
+	if o := iface.DHCPOptions; o != nil {
+		for j, opt := range o.PrivateOptions {
+			if opt.Option < 224 || opt.Option > 254 {
+				errs = append(errs, field.Invalid(p.Child("dhcpOptions", "privateOptions").Index(j).Child("option"), opt.Option, "must be 224 to 254"))
+			}
+		}
+		for j, s := range o.NTPServers {
+			if ip := net.ParseIP(s); ip == nil || ip.To4() == nil {
+				errs = append(errs, field.Invalid(p.Child("dhcpOptions", "ntpServers").Index(j), s, "must be an IPv4 address"))
+			}
 		}
 	}
 	if iface.ACPIIndex < 0 {
@@ -149,7 +209,32 @@ func checkInterface(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1
 		}
 		n.address = addr
 	}
+	if pod != nil {
+		cidr := DefaultVMNetworkCIDR
+		if pod.VMNetworkCIDR != "" {
+			cidr = pod.VMNetworkCIDR
+		}
+		gateway, guest, prefix, err := masqueradeAddresses(cidr)
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "networks").Key(iface.Name).Child("pod", "vmNetworkCIDR"), cidr, err.Error()))
+		}
+		n.pod.Gateway, n.pod.Guest, n.pod.PrefixLength = gateway, guest, prefix
+	}
 	return n, errs
+}
+
+// InterfaceMAC is the guest MAC of an interface: the one the spec names
+// (lower case), else one derived from the instance's namespace and name and
+// the interface's name, so that it stays the same across restarts of the VM.
+// Each guest sits alone on its pod's bridge, so the 24 derived bits need not
+// be unique beyond the instance.
+func InterfaceMAC(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.Interface) string {
+	if iface.MacAddress != "" {
+		return strings.ToLower(iface.MacAddress)
+	}
+	sum := sha256.Sum256([]byte(vmi.Namespace + "/" + vmi.Name + "/" + iface.Name))
+	mac := append(append(net.HardwareAddr{}, generatedMACPrefix...), sum[:3]...)
+	return mac.String()
 }
 
 // bindingName names the binding method that is set, for error messages.
@@ -172,25 +257,21 @@ func bindingName(m kubevirtv1.InterfaceBindingMethod) string {
 // tapInterface attaches the guest to the tap device the node agent made in
 // the pod's network namespace; libvirt must leave the device alone. The
 // option ROM (PXE) is left out unless the interface is in the boot order.
-func tapInterface(n nic, tap string, transitional, multiQueue bool, vcpus uint32) Interface {
+func tapInterface(n nic, transitional bool) Interface {
 	out := Interface{
 		Type:    "ethernet",
-		Target:  &InterfaceTarget{Dev: tap, Managed: "no"},
+		MAC:     &MAC{Address: n.pod.MAC},
+		Target:  &InterfaceTarget{Dev: n.pod.Tap, Managed: "no"},
 		Model:   &InterfaceModel{Type: n.model},
 		Boot:    n.boot,
 		Alias:   &Alias{Name: "ua-" + n.iface.Name},
 		Address: n.address,
 	}
-	if n.iface.MacAddress != "" {
-		out.MAC = &MAC{Address: strings.ToLower(n.iface.MacAddress)}
+	if n.model == "virtio" && transitional {
+		out.Model.Type = "virtio-transitional"
 	}
-	if n.model == "virtio" {
-		if transitional {
-			out.Model.Type = "virtio-transitional"
-		}
-		if multiQueue && vcpus > 1 {
-			out.Driver = &InterfaceDriver{Queues: vcpus}
-		}
+	if n.pod.Queues > 1 {
+		out.Driver = &InterfaceDriver{Queues: n.pod.Queues}
 	}
 	if n.iface.State == kubevirtv1.InterfaceStateLinkDown {
 		out.Link = &InterfaceLink{State: "down"}
@@ -204,127 +285,22 @@ func tapInterface(n nic, tap string, transitional, multiQueue bool, vcpus uint32
 	return out
 }
 
-// slirpInterface is the unprivileged implementation of masquerade: QEMU's
-// user-mode stack on the VM network CIDR (gateway .1, guest .2 by DHCP,
-// DNS .3 forwarding to the pod's resolver), with a host forward from the
-// pod's address to the guest for each declared port. An interface that
-// declares no ports can reach out but receives no inbound connections.
-// libvirt 9.0 cannot add port forwards to <interface type='user'>, so the
-// netdev and the NIC are passed to QEMU directly.
-//
-// libvirt does not see that NIC, so when no disk has a boot order either it
-// boots the first disk with boot index 1 (its implicit <boot dev='hd'/>),
-// which would clash with the NIC's index; a NIC boot order therefore needs
-// boot orders on the disks too.
-func slirpInterface(n nic, vmi *kubevirtv1.VirtualMachineInstance, transitional, multiQueue, diskBoot bool) ([]string, field.ErrorList) {
-	var errs field.ErrorList
-	p := n.path
-	if n.boot != nil && !diskBoot && len(vmi.Spec.Domain.Devices.Disks) > 0 {
-		errs = append(errs, field.Invalid(p.Child("bootOrder"), n.boot.Order,
-			"with the slirp masquerade implementation an interface boot order needs boot orders on the disks too"))
-	}
-	if n.address != nil {
-		errs = append(errs, field.Forbidden(p.Child("pciAddress"), "a PCI address is not supported with the slirp masquerade implementation"))
-	}
-	if n.iface.State == kubevirtv1.InterfaceStateLinkDown {
-		errs = append(errs, field.Forbidden(p.Child("state"), "link state down is not supported with the slirp masquerade implementation"))
-	}
-	if multiQueue && n.model == "virtio" {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "domain", "devices", "networkInterfaceMultiqueue"),
-			"multi-queue interfaces are not supported with the slirp masquerade implementation"))
-	}
-	if o := n.iface.DHCPOptions; o != nil && (len(o.NTPServers) > 0 || len(o.PrivateOptions) > 0) {
-		errs = append(errs, field.Forbidden(p.Child("dhcpOptions"), "NTP servers and private DHCP options are not supported with the slirp masquerade implementation"))
-	}
-	cidr := DefaultVMNetworkCIDR
-	if n.network != nil && n.network.VMNetworkCIDR != "" {
-		cidr = n.network.VMNetworkCIDR
-	}
-	gateway, guest, err := masqueradeAddresses(cidr)
-	if err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "networks").Key(n.iface.Name).Child("pod", "vmNetworkCIDR"), cidr, err.Error()))
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	id := "nv-net-" + n.iface.Name
-	hostname := vmi.Spec.Hostname
-	if hostname == "" {
-		hostname = vmi.Name
-	}
-	netdev := []string{"user", "id=" + id, "net=" + cidr, "host=" + gateway.String(), "dhcpstart=" + guest.String(), "hostname=" + qemuEscape(hostname)}
-	if o := n.iface.DHCPOptions; o != nil {
-		if o.BootFileName != "" {
-			netdev = append(netdev, "bootfile="+qemuEscape(o.BootFileName))
-		}
-		if o.TFTPServerName != "" {
-			netdev = append(netdev, "tftp-server-name="+qemuEscape(o.TFTPServerName))
-		}
-	}
-	for _, port := range n.iface.Ports {
-		proto := strings.ToLower(port.Protocol)
-		if proto == "" {
-			proto = "tcp"
-		}
-		netdev = append(netdev, fmt.Sprintf("hostfwd=%s::%d-%s:%d", proto, port.Port, guest, port.Port))
-	}
-	model := nicModels[n.model]
-	if n.model == "virtio" && transitional {
-		model = "virtio-net-pci-transitional"
-	}
-	device := qemuNIC{Driver: model, Netdev: id, ID: id, MAC: strings.ToLower(n.iface.MacAddress)}
-	if n.boot != nil {
-		device.BootIndex = &n.boot.Order
-	} else {
-		noROM := ""
-		device.ROMFile = &noROM
-	}
-	if n.iface.ACPIIndex > 0 {
-		index := uint32(n.iface.ACPIIndex)
-		device.ACPIIndex = &index
-	}
-	deviceJSON, err := json.Marshal(device)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(p, err)}
-	}
-	return []string{"-netdev", strings.Join(netdev, ","), "-device", string(deviceJSON)}, nil
-}
-
-// qemuNIC is a QEMU -device option in JSON. JSON matters: QEMU creates
-// devices given in the legacy key=value syntax before those given as JSON
-// (as libvirt gives its own), so a legacy NIC would grab the PCI slot
-// libvirt has reserved for another device.
-type qemuNIC struct {
-	Driver    string  `json:"driver"`
-	Netdev    string  `json:"netdev"`
-	ID        string  `json:"id"`
-	MAC       string  `json:"mac,omitempty"`
-	ROMFile   *string `json:"romfile,omitempty"`
-	BootIndex *uint32 `json:"bootindex,omitempty"`
-	ACPIIndex *uint32 `json:"acpi-index,omitempty"`
-}
-
 // masqueradeAddresses gives the gateway (first) and guest (second) address
-// of an IPv4 VM network.
-func masqueradeAddresses(cidr string) (gateway, guest net.IP, err error) {
+// of an IPv4 VM network, and its prefix length.
+func masqueradeAddresses(cidr string) (gateway, guest net.IP, prefix int, err error) {
 	_, ipnet, err := net.ParseCIDR(cidr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("must be an IPv4 CIDR: %v", err)
+		return nil, nil, 0, fmt.Errorf("must be an IPv4 CIDR: %v", err)
 	}
 	base := ipnet.IP.To4()
 	ones, bits := ipnet.Mask.Size()
 	if base == nil || bits != 32 {
-		return nil, nil, fmt.Errorf("must be an IPv4 CIDR")
+		return nil, nil, 0, fmt.Errorf("must be an IPv4 CIDR")
 	}
-	if ones > 29 {
-		return nil, nil, fmt.Errorf("the VM network needs a prefix of at most /29 (gateway, guest, DNS)")
+	if ones > 30 {
+		return nil, nil, 0, fmt.Errorf("the VM network needs a prefix of at most /30 (gateway and guest)")
 	}
 	gateway = net.IPv4(base[0], base[1], base[2], base[3]+1).To4()
 	guest = net.IPv4(base[0], base[1], base[2], base[3]+2).To4()
-	return gateway, guest, nil
-}
-
-// qemuEscape doubles commas, QEMU's option separator.
-func qemuEscape(s string) string {
-	return strings.ReplaceAll(s, ",", ",,")
+	return gateway, guest, ones, nil
 }

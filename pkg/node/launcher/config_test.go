@@ -197,13 +197,13 @@ func TestOptionsCompleteAndValidate(t *testing.T) {
 		Libvirtd: "/usr/sbin/libvirtd", Virtlogd: "/usr/sbin/virtlogd", StateRoot: "/",
 		ClaimsDir: "/var/run/nativevirt-pvcs",
 		OffGrace:  2 * time.Second, PollInterval: 500 * time.Millisecond,
-		StartTimeout: 2 * time.Minute, DaemonStopTimeout: 5 * time.Second,
+		StartTimeout: 2 * time.Minute, DaemonStopTimeout: 5 * time.Second, ResolvConf: "/etc/resolv.conf",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("Complete() (-want +got):\n%s", diff)
 	}
-	paths := []string{o.SocketPath(), o.ReadyPath(), o.URI()}
-	wantPaths := []string{"/var/run/nativevirt/libvirt/libvirt-sock", "/var/run/nativevirt/ready",
+	paths := []string{o.SocketPath(), o.ReadyPath(), o.DHCPConfigPath(), o.URI()}
+	wantPaths := []string{"/var/run/nativevirt/libvirt/libvirt-sock", "/var/run/nativevirt/ready", "/var/run/nativevirt/dhcp.json",
 		"qemu+unix:///system?socket=/var/run/nativevirt/libvirt/libvirt-sock"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)

@@ -8,6 +8,9 @@
 //   - starts virtlogd and libvirtd as children and reaps every child, including the QEMU
 //     processes that libvirt daemonizes and that the kernel re-parents to the launcher,
 //   - touches <run-dir>/ready once libvirtd answers on <run-dir>/libvirt/libvirt-sock,
+//   - serves the guest's DHCP (package dhcp) on the pod's bridge once the node agent has
+//     prepared the pod network and written <run-dir>/dhcp.json (masquerade binding; port 67
+//     needs NET_BIND_SERVICE), with the pod's resolv.conf for DNS,
 //   - exits 0 once the domain it saw running is gone (undefined, or shut off for a moment),
 //   - exits non-zero when libvirtd dies: the daemon is the VM's lifeline,
 //   - on SIGTERM presses the guests' ACPI power button, destroys what still runs when the grace

@@ -111,6 +111,17 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 		return err
 	}
 	log.Info("Ready", "socket", l.opts.SocketPath())
+	// DHCP for the guest lives as long as the launcher serves, through the graceful shutdown.
+	dhcpCtx, stopDHCP := context.WithCancel(context.WithoutCancel(ctx))
+	dhcpDone := make(chan struct{})
+	go func() {
+		defer close(dhcpDone)
+		l.serveDHCP(dhcpCtx)
+	}()
+	defer func() {
+		stopDHCP()
+		<-dhcpDone
+	}()
 
 	watch := domainWatch{offGrace: l.opts.OffGrace}
 	tick := time.NewTicker(l.opts.PollInterval)

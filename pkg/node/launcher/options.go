@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
 )
 
 // Defaults of Options.
@@ -26,6 +27,8 @@ const (
 	DefaultStartTimeout = 2 * time.Minute
 	// DefaultDaemonStopTimeout is how long a daemon gets to exit on SIGTERM before SIGKILL.
 	DefaultDaemonStopTimeout = 5 * time.Second
+	// DefaultResolvConf is the pod's resolver configuration.
+	DefaultResolvConf = "/etc/resolv.conf"
 )
 
 // Options configure one launcher. Namespace, Name and UID identify the instance in logs only.
@@ -53,6 +56,11 @@ type Options struct {
 	ClaimDisks ClaimDisks
 	// OffGrace, PollInterval, StartTimeout and DaemonStopTimeout tune the timing (defaults above).
 	OffGrace, PollInterval, StartTimeout, DaemonStopTimeout time.Duration
+	// ResolvConf is the pod's resolver configuration, whose name servers and search domains
+	// the guest gets by DHCP.
+	ResolvConf string
+	// DHCPPort and DHCPReplyPort override DHCP's ports 67 and 68 (tests).
+	DHCPPort, DHCPReplyPort int
 }
 
 // Complete fills the unset fields with their defaults.
@@ -73,6 +81,7 @@ func (o *Options) Complete() {
 	setString(&o.Virtlogd, DefaultVirtlogd)
 	setString(&o.StateRoot, "/")
 	setString(&o.ClaimsDir, launcherpod.ClaimsDir)
+	setString(&o.ResolvConf, DefaultResolvConf)
 	setDuration(&o.OffGrace, DefaultOffGrace)
 	setDuration(&o.PollInterval, DefaultPollInterval)
 	setDuration(&o.StartTimeout, DefaultStartTimeout)
@@ -115,6 +124,9 @@ func (o *Options) AdminSocketPath() string {
 
 // ReadyPath is the marker the launcher creates once libvirtd answers.
 func (o *Options) ReadyPath() string { return filepath.Join(o.RunDir, "ready") }
+
+// DHCPConfigPath is where the node agent hands over the guest's DHCP configuration.
+func (o *Options) DHCPConfigPath() string { return filepath.Join(o.RunDir, dhcp.ConfigFile) }
 
 // URI is the libvirt connection URI of the launcher's daemon.
 func (o *Options) URI() string { return "qemu+unix:///system?socket=" + o.SocketPath() }

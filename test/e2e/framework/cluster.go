@@ -228,3 +228,8 @@ func (c *Cluster) RESTConfigAs(user string) (*rest.Config, error) {
 	}
 	return clientcmd.BuildConfigFromFlags("", path)
 }
+
+// KubectlCommand is kubectl as the admin, for commands that keep running (port-forward, logs -f).
+func (c *Cluster) KubectlCommand(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig(AdminUser)}, args...)...)
+}

@@ -1,9 +1,11 @@
 // Package node tests the node agent against REAL libvirt and QEMU, without a
-// cluster: the launcher runs as a process in its own mount namespace that
-// stands for the launcher pod (the `private` and `disks` directories are
-// bind-mounted at the pod paths, libvirt's state directories are private
-// tmpfs), and the agent runs in-process on fake API clients with real
-// informers. The demo guest (hack/images/build-demo-disk.sh) boots under TCG.
+// cluster: the launcher runs as a process in its own mount and network
+// namespaces that stand for the launcher pod (the `private` and `disks`
+// directories are bind-mounted at the pod paths, libvirt's state directories
+// are private tmpfs, eth0 is a veth whose peer is in a "node" namespace of
+// the test), and the agent runs in-process on fake API clients with real
+// informers; it prepares the pod network (masquerade) as in a cluster. The
+// demo guest (hack/images/build-demo-disk.sh) boots under TCG.
 //
 // It needs root, libvirtd, QEMU and the demo disk; it skips with the reason
 // otherwise. Run it with: go test -v ./test/e2e/node/
@@ -51,9 +53,17 @@ const (
 	podUID   = types.UID("5e2a9c17-33b4-4d0e-8f61-7a9b0c1d2e3f")
 	banner   = "NativeVirt demo guest ready"
 	// userData is run by the demo guest's mini cloud-init; the shell
-	// computes the marker so the script text itself does not contain it.
-	userData       = "#!/bin/sh\necho cloud-init-$((20+22))-ran\n"
+	// computes the marker so the script text itself does not contain it. It
+	// also starts a web server in the guest for the network checks.
+	userData = "#!/bin/sh\necho cloud-init-$((20+22))-ran\n" +
+		"mkdir -p /run/www && echo guest-web-$((6*7)) >/run/www/index.html && httpd -p 8080 -h /run/www\n"
 	userDataMarker = "cloud-init-42-ran"
+	webMarker      = "guest-web-42"
+	// The simulated pod network: the pod's eth0 and its peer in a "node"
+	// network namespace of the test.
+	podIP, nodeIP, podMTU = "10.249.0.2", "10.249.0.1", 1400
+	// The pod's resolver, which the guest gets by DHCP.
+	podResolvConf = "nameserver 10.96.0.10\nsearch default.svc.cluster.local\n"
 )
 
 // repoRoot is the module root (for the demo disk and the launcher's source).
@@ -76,6 +86,12 @@ func prerequisites(t *testing.T, root string) string {
 			t.Skipf("%s missing (hack/deps/node.list): %v", p, err)
 		}
 	}
+	// The node agent prepares the pod network with these.
+	for _, tool := range []string{"ip", "nft", "nsenter", "sysctl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s missing (hack/deps/node.list): %v", tool, err)
+		}
+	}
 	disk := filepath.Join(root, "_output/images/demo-disk/disk.img")
 	if _, err := os.Stat(disk); err != nil {
 		t.Skipf("demo disk missing (make image-demo-disk): %v", err)
@@ -87,6 +103,7 @@ func prerequisites(t *testing.T, root string) string {
 // the launcher process.
 type pod struct {
 	kubeletRoot, private, disks string
+	nodeNS                      string // the named network namespace at the other end of the pod's eth0
 	cmd                         *exec.Cmd
 	exited                      chan error
 	log                         *bytes.Buffer
@@ -101,6 +118,8 @@ grep -q '^libvirt-qemu:' /etc/passwd || echo 'libvirt-qemu:x:64055:64055::/var/l
 grep -q '^libvirt-qemu:' /etc/group || echo 'libvirt-qemu:x:64055:' >>"$1/../.group"
 mount --bind "$1/../.passwd" /etc/passwd
 mount --bind "$1/../.group" /etc/group
+printf '%s' "$NV_RESOLV_CONF" >"$1/../.resolv.conf"
+mount --bind "$1/../.resolv.conf" /etc/resolv.conf
 for d in /etc/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt; do mkdir -p $d; mount -t tmpfs tmpfs $d; done
 mount -t tmpfs tmpfs /run
 mkdir -p /run/nativevirt /run/nativevirt-disks
@@ -140,10 +159,13 @@ func startPodUID(t *testing.T, launcher, disk string, uid types.UID, vmi string,
 	p.cmd = exec.Command("/bin/sh", "-c", podScript, "pod", p.private, p.disks,
 		launcher, "--namespace", ns, "--name", vmi, "--uid", string(vmiUID), "--grace-period-seconds", "5")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	p.cmd.Env = append(os.Environ(), "NV_RESOLV_CONF="+podResolvConf)
+	// The pod's own mount and network namespaces.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	p.nodeNS = podNetwork(t, p.cmd.Process.Pid)
 	p.exited = make(chan error, 1)
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
@@ -228,7 +250,8 @@ func (w *world) startAgent(t *testing.T) {
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return w.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
-		CreateOverlay: app.CreateOverlay,
+		CreateOverlay:  app.CreateOverlay,
+		PrepareNetwork: app.PrepareNetwork,
 	})
 	if err := a.AddEventHandlers(vmis.Informer(), pods.Informer()); err != nil {
 		t.Fatal(err)
@@ -365,7 +388,7 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-demo-x1y2z", UID: podUID,
 				Labels: map[string]string{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmiUID)}},
 			Spec:   corev1.PodSpec{NodeName: nodeName},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.9", PodIPs: []corev1.PodIP{{IP: "10.244.0.9"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: podIP, PodIPs: []corev1.PodIP{{IP: podIP}}},
 		}),
 		state: t.TempDir(),
 		pod:   p,
@@ -381,8 +404,8 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	t0 := time.Now()
 	waitFor(t, 60*time.Second, "phase Running", func() bool { return w.vmi(t).Status.Phase == kubevirtv1.Running })
 	t.Logf("Running after %v; interfaces %+v", time.Since(t0).Round(time.Millisecond), w.vmi(t).Status.Interfaces)
-	if ifs := w.vmi(t).Status.Interfaces; len(ifs) != 1 || ifs[0].IP != "10.244.0.9" {
-		t.Errorf("status.interfaces = %+v, want the pod IP 10.244.0.9 on interface default", ifs)
+	if ifs := w.vmi(t).Status.Interfaces; len(ifs) != 1 || ifs[0].IP != podIP {
+		t.Errorf("status.interfaces = %+v, want the pod IP %s on interface default", ifs, podIP)
 	}
 	waitFor(t, 120*time.Second, "the banner in the serial log", func() bool {
 		b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
@@ -414,6 +437,7 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	out1 := readUntil(t, s1, want, 60*time.Second)
 	readUntil(t, s2, want, 10*time.Second)
 	t.Logf("console transcript:\n%s", out1)
+	checkGuestNetwork(t, p, s1)
 
 	vnc, err := w.agent.VNC(ctx, ns, vmiName, vmiUID)
 	if err != nil {
@@ -465,6 +489,10 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	}
 	readUntil(t, s3, fmt.Sprintf("again-%d", n+2), 30*time.Second)
 	s3.Close()
+	// The pod network was not touched by the restart: the guest still serves.
+	if body, err := httpGet(t, p.nodeNS, podIP+":8080"); err != nil || !strings.Contains(body, webMarker) {
+		t.Errorf("the guest's web server after the agent restart: %q, %v", body, err)
+	}
 
 	// Deleting the VMI: ACPI shutdown, destroyed after the 3 s grace period
 	// if the guest ignores it; the VMI ends Succeeded and the launcher exits 0.

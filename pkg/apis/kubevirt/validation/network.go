@@ -81,8 +81,16 @@ func validateNetworkSource(src *kubevirtv1.NetworkSource, netPath *field.Path) f
 	}
 	var errs field.ErrorList
 	if cidr := src.Pod.VMNetworkCIDR; cidr != "" {
-		if ip, _, err := net.ParseCIDR(cidr); err != nil || ip.To4() == nil {
+		ip, ipnet, err := net.ParseCIDR(cidr)
+		switch {
+		case err != nil || ip.To4() == nil:
 			errs = append(errs, field.Invalid(netPath.Child("pod", "vmNetworkCIDR"), cidr, "must be an IPv4 CIDR such as 10.0.2.0/24"))
+		default:
+			// The gateway takes the first address, the guest the second.
+			if ones, _ := ipnet.Mask.Size(); ones > 30 {
+				errs = append(errs, field.Invalid(netPath.Child("pod", "vmNetworkCIDR"), cidr,
+					"must leave room for the gateway and the guest (a prefix of at most /30)"))
+			}
 		}
 	}
 	if cidr := src.Pod.VMIPv6NetworkCIDR; cidr != "" {
@@ -129,6 +137,11 @@ func validateInterface(in *kubevirtv1.Interface, ifPath *field.Path) field.Error
 			if opt.Option < 224 || opt.Option > 254 {
 				errs = append(errs, field.Invalid(ifPath.Child("dhcpOptions", "privateOptions").Index(j).Child("option"),
 					opt.Option, "must be between 224 and 254, inclusive"))
+			}
+		}
+		for j, ntp := range in.DHCPOptions.NTPServers {
+			if ip := net.ParseIP(ntp); ip == nil || ip.To4() == nil {
+				errs = append(errs, field.Invalid(ifPath.Child("dhcpOptions", "ntpServers").Index(j), ntp, "must be an IPv4 address"))
 			}
 		}
 	}

@@ -61,6 +61,9 @@ func TestValidateNetworksAndInterfaces(t *testing.T) {
 		{"garbage subnet", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 			s.Networks[0].Pod = &kubevirtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0"}
 		}, []string{"Invalid:spec.networks[0].pod.vmNetworkCIDR"}},
+		{"subnet without room for the gateway and the guest", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			s.Networks[0].Pod = &kubevirtv1.PodNetwork{VMNetworkCIDR: "10.0.2.0/31"}
+		}, []string{"Invalid:spec.networks[0].pod.vmNetworkCIDR"}},
 	})
 }
 
@@ -121,5 +124,8 @@ func TestValidateInterfaceFields(t *testing.T) {
 		{"dhcp private option out of range", iface0(func(i *kubevirtv1.Interface) {
 			i.DHCPOptions = &kubevirtv1.DHCPOptions{PrivateOptions: []kubevirtv1.DHCPPrivateOptions{{Option: 100}}}
 		}), []string{"Invalid:" + in + ".dhcpOptions.privateOptions[0].option"}},
+		{"dhcp NTP server not an IPv4 address", iface0(func(i *kubevirtv1.Interface) {
+			i.DHCPOptions = &kubevirtv1.DHCPOptions{NTPServers: []string{"10.0.0.1", "ntp.example.com", "fd00::1"}}
+		}), []string{"Invalid:" + in + ".dhcpOptions.ntpServers[1]", "Invalid:" + in + ".dhcpOptions.ntpServers[2]"}},
 	})
 }

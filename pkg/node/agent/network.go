@@ -1,0 +1,30 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+)
+
+// PrepareNetworkFunc prepares the pod network of vmi inside a launcher pod
+// (for the masquerade binding: tap device, bridge, NAT and the guest's DHCP
+// configuration; package network). libvirtSocket is the launcher's libvirt
+// socket and runDir its private directory, as the agent reaches them. It
+// must be idempotent: it runs before every definition of the domain.
+type PrepareNetworkFunc func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error
+
+// prepareNetwork prepares the pod network of vmi in the launcher pod l
+// before a domain is defined there. It is the one entry point for every pod
+// that is to run the guest (a first start, a retried start, the target pod
+// of a migration). A nil Config.PrepareNetwork prepares nothing.
+func (a *Agent) prepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) error {
+	if a.cfg.PrepareNetwork == nil {
+		return nil
+	}
+	if err := a.cfg.PrepareNetwork(ctx, vmi, l.fs.Private.Path(podfs.LibvirtSocket), l.fs.Private.Path("")); err != nil {
+		return fmt.Errorf("preparing the pod network: %w", err)
+	}
+	return nil
+}

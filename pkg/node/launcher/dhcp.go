@@ -1,0 +1,70 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
+)
+
+// dhcpRetry is how often the launcher looks for the DHCP configuration, and
+// how long it waits before it tries again after a failure.
+const dhcpRetry = 500 * time.Millisecond
+
+// serveDHCP serves the guest's DHCP on the pod's bridge (masquerade binding)
+// until ctx ends. The node agent writes the configuration once it has made
+// the bridge, before it starts the domain; until then, and for a VM without
+// a pod network, the launcher only looks for the file. Failures are logged
+// and retried: the guest keeps asking.
+func (l *Launcher) serveDHCP(ctx context.Context) {
+	log := l.log.WithName("dhcp")
+	path := l.opts.DHCPConfigPath()
+	var lastErr string
+	for ctx.Err() == nil {
+		err := l.serveDHCPOnce(ctx, path)
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist):
+		case err.Error() != lastErr:
+			log.Error(err, "Serving DHCP to the guest; retrying")
+			lastErr = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(dhcpRetry):
+		}
+	}
+}
+
+// serveDHCPOnce serves the configuration at path until ctx ends or the
+// socket fails.
+func (l *Launcher) serveDHCPOnce(ctx context.Context, path string) error {
+	cfg, err := dhcp.ReadConfig(path)
+	if err != nil {
+		return err
+	}
+	var resolver dhcp.Resolver
+	if f, err := os.Open(l.opts.ResolvConf); err == nil {
+		resolver, err = dhcp.ParseResolvConf(f)
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+	} else {
+		l.log.Info("No resolver configuration for the guest", "err", err)
+	}
+	r, err := dhcp.NewResponder(*cfg, resolver)
+	if err != nil {
+		return err
+	}
+	s := &dhcp.Server{Responder: r, Interface: cfg.Interface, Port: l.opts.DHCPPort, ReplyPort: l.opts.DHCPReplyPort, Log: l.log.WithName("dhcp")}
+	conn, err := s.Listen(ctx)
+	if err != nil {
+		return err
+	}
+	l.log.Info("Serving DHCP to the guest", "interface", cfg.Interface, "guest", cfg.ClientIP, "gateway", cfg.ServerIP,
+		"mac", cfg.ClientMAC, "mtu", cfg.MTU, "dns", resolver.Servers, "search", resolver.Search)
+	return s.Serve(ctx, conn)
+}

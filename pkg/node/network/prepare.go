@@ -1,0 +1,75 @@
+package network
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/klog/v2"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
+)
+
+// Launcher is a launcher pod as the node agent reaches it.
+type Launcher struct {
+	// LibvirtSocket is the path of the launcher's libvirt socket.
+	LibvirtSocket string
+	// RunDir is the path of the launcher's private directory, which
+	// receives the DHCP configuration.
+	RunDir string
+}
+
+// Prepare builds the pod network of vmi in its launcher pod: bridge, tap,
+// addresses, sysctls and NAT rules in the pod's network namespace, and the
+// DHCP configuration the launcher serves. It is idempotent, and a no-op for
+// an instance without an interface on the pod network. The node agent calls
+// it before the domain is defined, on every pod that is to run the guest.
+func Prepare(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l Launcher) error {
+	plan, err := PlanFor(vmi)
+	if err != nil || plan == nil {
+		return err
+	}
+	ns, err := SocketPeerNetNS(l.LibvirtSocket)
+	if err != nil {
+		return fmt.Errorf("finding the launcher's network namespace: %w", err)
+	}
+	defer ns.Close()
+	mtu, err := Apply(ctx, ns, plan)
+	if err != nil {
+		return fmt.Errorf("preparing the pod network in %s: %w", ns.ID(), err)
+	}
+	if err := dhcp.WriteConfig(l.RunDir, plan.DHCPConfig(mtu)); err != nil {
+		return fmt.Errorf("writing the DHCP configuration: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Pod network prepared", "netns", ns.ID(), "bridge", plan.Bridge, "tap", plan.NIC.Tap,
+		"gateway", plan.gatewayCIDR(), "guest", plan.NIC.Guest, "mac", plan.NIC.MAC, "mtu", mtu, "ports", len(plan.NIC.Ports))
+	return nil
+}
+
+// Apply brings the namespace r runs in to the plan and returns the MTU of the
+// pod's interface.
+func Apply(ctx context.Context, r Runner, p *Plan) (int, error) {
+	out, err := r.Run(ctx, nil, "ip", "-json", "-details", "address", "show")
+	if err != nil {
+		return 0, err
+	}
+	links, err := parseLinks(out)
+	if err != nil {
+		return 0, err
+	}
+	cmds, mtu, err := linkCommands(p, links)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := r.Run(ctx, []byte(strings.Join(cmds, "\n")+"\n"), "ip", "-batch", "-"); err != nil {
+		return 0, err
+	}
+	if _, err := r.Run(ctx, nil, "sysctl", append([]string{"-q", "-w"}, sysctls(p)...)...); err != nil {
+		return 0, err
+	}
+	if _, err := r.Run(ctx, []byte(ruleset(p)), "nft", "-f", "-"); err != nil {
+		return 0, err
+	}
+	return mtu, nil
+}
