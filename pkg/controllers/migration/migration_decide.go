@@ -417,6 +417,9 @@ func start(in *input, p *plan) {
 // cfg.UnschedulableTimeout (KubeVirt: 5 minutes), or Pending for any reason for
 // cfg.PendingTimeout (KubeVirt: 15 minutes). Until then it looks again at the deadline.
 func pendingTimeout(in *input, p *plan, target *corev1.Pod) {
+	if target.CreationTimestamp.IsZero() {
+		return // no age known (never from a real apiserver)
+	}
 	age := in.now.Sub(target.CreationTimestamp.Time)
 	if c := unschedulable(target); c != nil {
 		if age >= in.cfg.UnschedulableTimeout {
