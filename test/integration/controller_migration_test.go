@@ -122,7 +122,9 @@ func TestControllerMigration(t *testing.T) {
 	env.printable(name, kubevirtv1.VirtualMachineStatusMigrating)
 
 	// The node agents: target prepared, transfer started, completed, guest seen on the target.
-	env.nodeAgentStatus(name, func(st *kubevirtv1.VirtualMachineInstanceStatus) { st.MigrationState.TargetNodeAddress = "10.0.0.2:8186" })
+	env.nodeAgentStatus(name, func(st *kubevirtv1.VirtualMachineInstanceStatus) {
+		st.MigrationState.TargetNodeAddress = "10.0.0.2:8186"
+	})
 	env.migrationPhase(migName, kubevirtv1.MigrationTargetReady)
 	env.nodeAgentStatus(name, func(st *kubevirtv1.VirtualMachineInstanceStatus) {
 		now := metav1.Now()
