@@ -93,16 +93,21 @@ const (
 
 // Event reasons, KubeVirt's where it has one.
 const (
-	EventSuccessfulCreate      = "SuccessfulCreate"
-	EventFailedCreate          = "FailedCreate"
-	EventSuccessfulDelete      = "SuccessfulDelete"
-	EventFailedDelete          = "FailedDelete"
-	EventSuccessfulHandOver    = "SuccessfulHandOver"
-	EventSuccessfulMigration   = "SuccessfulMigration"
-	EventFailedMigration       = "FailedMigration"
-	EventSuccessfulAbort       = "SuccessfulAbortMigration"
-	EventTargetUnschedulable   = "migrationTargetPodUnschedulable"
-	EventMigrated              = "Migrated"
+	EventSuccessfulCreate    = "SuccessfulCreate"
+	EventFailedCreate        = "FailedCreate"
+	EventSuccessfulDelete    = "SuccessfulDelete"
+	EventFailedDelete        = "FailedDelete"
+	EventSuccessfulHandOver  = "SuccessfulHandOver"
+	EventSuccessfulMigration = "SuccessfulMigration"
+	EventFailedMigration     = "FailedMigration"
+	EventSuccessfulAbort     = "SuccessfulAbortMigration"
+	EventTargetUnschedulable = "migrationTargetPodUnschedulable"
+	EventMigrated            = "Migrated"
+)
+
+const (
+	// capacityRetry is when a migration waiting for a free slot looks again (it is also
+	// queued whenever a migration ends).
 	capacityRetry              = 5 * time.Second
 	abortRequestedConditionMsg = "the migration was deleted: abort requested"
 )
