@@ -102,7 +102,7 @@ func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig) (
 	if err != nil {
 		return nil, nil, err
 	}
-	mig, err := virtualmachineinstancemigration.NewStorage(Scheme, optsGetter)
+	mig, err := virtualmachineinstancemigration.NewStorage(Scheme, optsGetter, vmi.VirtualMachineInstance)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -145,3 +145,58 @@ func TestCommandName(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateCancel: migrate-cancel deletes the unfinished migration of the instance, found by
+// the kubevirt.io/vmi-name label, as virtctl does; with none unfinished it says so.
+func TestMigrateCancel(t *testing.T) {
+	const list = `{"kind":"VirtualMachineInstanceMigrationList","apiVersion":"kubevirt.io/v1","metadata":{},"items":[
+		{"metadata":{"name":"old","namespace":"default"},"spec":{"vmiName":"vm1"},"status":{"phase":"Succeeded"}},
+		{"metadata":{"name":"current","namespace":"default"},"spec":{"vmiName":"vm1"},"status":{"phase":"Running"}}]}`
+	const finished = `{"kind":"VirtualMachineInstanceMigrationList","apiVersion":"kubevirt.io/v1","metadata":{},"items":[
+		{"metadata":{"name":"old","namespace":"default"},"spec":{"vmiName":"vm1"},"status":{"phase":"Failed"}}]}`
+	for _, tc := range []struct {
+		name, reply, wantErr string
+		wantDeleted          []string
+	}{
+		{name: "in flight", reply: list, wantDeleted: []string{"current"}},
+		{name: "none to cancel", reply: finished, wantErr: "found no migration to cancel for vm1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var deleted, selectors []string
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				const base = "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations"
+				w.Header().Set("Content-Type", "application/json")
+				switch {
+				case r.Method == http.MethodGet && r.URL.Path == base:
+					selectors = append(selectors, r.URL.Query().Get("labelSelector"))
+					_, _ = io.WriteString(w, tc.reply)
+				case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, base+"/"):
+					deleted = append(deleted, strings.TrimPrefix(r.URL.Path, base+"/"))
+					_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Success"}`)
+				default:
+					t.Errorf("unexpected %s %s", r.Method, r.URL.Path)
+					w.WriteHeader(http.StatusNotFound)
+				}
+			}))
+			defer srv.Close()
+			out, err := run(t, srv.URL, "migrate-cancel", "vm1")
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("migrate-cancel: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && !strings.Contains(out, "VM vm1 was scheduled to migrate-cancel"):
+				t.Errorf("output %q", out)
+			}
+			if diff := cmp.Diff([]string{"kubevirt.io/vmi-name=vm1"}, selectors); diff != "" {
+				t.Errorf("label selectors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantDeleted, deleted); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // Package cli is the `nativevirt` command (also usable as the kubectl plugin `kubectl
-// nativevirt` when installed as kubectl-nativevirt): VM lifecycle actions, pause/unpause, the
-// serial console and a local VNC proxy. It calls the subresources.kubevirt.io/v1 paths exactly as
+// nativevirt` when installed as kubectl-nativevirt): VM lifecycle actions, migrate and
+// migrate-cancel, pause/unpause, the serial console and a local VNC proxy. It calls the
+// subresources.kubevirt.io/v1 paths (and, for migrate-cancel, the migrations) exactly as
 // KubeVirt's virtctl does, so it works against KubeVirt as well as NativeVirt.
 package cli
 
@@ -81,7 +82,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	clientcmd.BindOverrideFlags(o.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
 
 	root.AddCommand(
-		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o),
+		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o), newMigrateCancelCommand(o),
 		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
 		newConsoleCommand(o), newVNCCommand(o),
 	)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 )
 
 // dryRunList is the options' dryRun field for --dry-run.
@@ -152,4 +153,42 @@ func newMigrateCommand(o *options) *cobra.Command {
 	cmd.Flags().StringToStringVar(&selector, "added-node-selector", nil,
 		"Further restrict the target nodes (key=value,...); cannot loosen the VM's own selector.")
 	return cmd
+}
+
+// newMigrateCancelCommand builds `migrate-cancel NAME`, as virtctl's: it deletes the unfinished
+// migration of the instance NAME (found by the label kubevirt.io/vmi-name the server puts on
+// every migration); the controller cancels a migration that is deleted.
+func newMigrateCancelCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate-cancel NAME",
+		Short: "Cancel the live migration of a virtual machine",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			kv, err := versioned.NewForConfig(c.cfg)
+			if err != nil {
+				return err
+			}
+			migrations := kv.KubevirtV1().VirtualMachineInstanceMigrations(c.namespace)
+			list, err := migrations.List(cmd.Context(), metav1.ListOptions{LabelSelector: kubevirtv1.MigrationSelectorLabel + "=" + name})
+			if err != nil {
+				return fmt.Errorf("error listing the migrations of %s: %w", name, err)
+			}
+			for _, m := range list.Items {
+				if m.Status.Phase == kubevirtv1.MigrationSucceeded || m.Status.Phase == kubevirtv1.MigrationFailed {
+					continue
+				}
+				if err := migrations.Delete(cmd.Context(), m.Name, metav1.DeleteOptions{}); err != nil {
+					return fmt.Errorf("error canceling migration %s of %s: %w", m.Name, name, err)
+				}
+				_, _ = fmt.Fprintf(o.streams.Out, "VM %s was scheduled to migrate-cancel\n", name)
+				return nil
+			}
+			return fmt.Errorf("found no migration to cancel for %s", name)
+		},
+	}
 }

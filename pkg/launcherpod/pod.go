@@ -141,11 +141,13 @@ func PodSelectorLabels(uid string) map[string]string {
 }
 
 // podLabels carries the instance's own labels (so that a Service selecting the instance selects
-// its pod, as in KubeVirt) under the launcher labels, which always win.
+// its pod, as in KubeVirt) under the launcher labels, which always win. The labels the apiserver
+// mirrors from the instance's status (its node, its migration target) describe the instance at one
+// moment, not the pod, and stay off it.
 func podLabels(vmi *kubevirtv1.VirtualMachineInstance) map[string]string {
 	labels := make(map[string]string, len(vmi.Labels)+3)
 	for k, v := range vmi.Labels {
-		if k == kubevirtv1.NodeNameLabel {
+		if k == kubevirtv1.NodeNameLabel || k == kubevirtv1.MigrationTargetNodeNameLabel {
 			continue
 		}
 		labels[k] = v

@@ -160,3 +160,42 @@ func TestCLIVNCProxy(t *testing.T) {
 		t.Fatal("vnc proxy did not stop")
 	}
 }
+
+// TestCLIMigrate: `nativevirt migrate` creates a migration through the subresource, a second one
+// is refused with the server's message, and `nativevirt migrate-cancel` deletes the migration
+// (the controller, absent here, would then cancel it; its finalizer holds it meanwhile).
+func TestCLIMigrate(t *testing.T) {
+	srv := framework.Start(t, "")
+	c := srv.Clientset(t)
+	ctx := context.Background()
+	makeVM(t, c, "mig-vm", vmState{runStrategy: kubevirtv1.RunStrategyAlways, vmiPhase: kubevirtv1.Running})
+
+	var out bytes.Buffer
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "migrate", "mig-vm"); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if !strings.Contains(out.String(), "VM mig-vm was scheduled to migrate") {
+		t.Errorf("output %q", out.String())
+	}
+	list, err := c.KubevirtV1().VirtualMachineInstanceMigrations(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Spec.VMIName != "mig-vm" {
+		t.Fatalf("migrations after migrate: %+v (err %v)", list, err)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "migrate", "mig-vm"); err == nil || !strings.Contains(err.Error(), "in-flight migration detected") {
+		t.Errorf("second migrate: %v, want the in-flight refusal", err)
+	}
+	out.Reset()
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "migrate-cancel", "mig-vm"); err != nil {
+		t.Fatalf("migrate-cancel: %v", err)
+	}
+	if !strings.Contains(out.String(), "VM mig-vm was scheduled to migrate-cancel") {
+		t.Errorf("output %q", out.String())
+	}
+	m, err := c.KubevirtV1().VirtualMachineInstanceMigrations(ns).Get(ctx, list.Items[0].Name, metav1.GetOptions{})
+	if err != nil || m.DeletionTimestamp == nil {
+		t.Errorf("after migrate-cancel the migration is not being deleted: %v (err %v)", m, err)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "migrate-cancel", "other-vm"); err == nil || !strings.Contains(err.Error(), "found no migration to cancel for other-vm") {
+		t.Errorf("migrate-cancel without a migration: %v", err)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/controllers/app"
+	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/test/integration/framework"
 )
@@ -147,7 +148,7 @@ func startControllers(t *testing.T) *controllerEnv {
 		Annotations: map[string]string{"kubevirt.io/heartbeat": time.Now().UTC().Format(time.RFC3339)},
 	}})
 	env.kube.PrependReactor("*", "*", env.kubeLog.reactor)
-	ctrls, err := app.NewControllers(env.kube, kv, launcherpod.Config{UseEmulation: true})
+	ctrls, err := app.NewControllers(env.kube, kv, launcherpod.Config{UseEmulation: true}, migration.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

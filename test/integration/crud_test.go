@@ -25,14 +25,33 @@ type resourceCase struct {
 	manifest func(name string) string
 	// labelPath is a field every patch type changes, read back to check the patch landed.
 	labelKey string
+	// serverFinalizer is a finalizer the server adds at creation; the test removes it after
+	// the delete, as the controller that owns it would.
+	serverFinalizer string
 }
 
 func resourceCases() []resourceCase {
 	return []resourceCase{
-		{"VirtualMachine", framework.VMs, framework.VMYAML, "patched"},
-		{"VirtualMachineInstance", framework.VMIs, framework.VMIYAML, "patched"},
-		{"VirtualMachineInstanceReplicaSet", framework.VMIRS, func(n string) string { return framework.VMIRSYAML(n, 2) }, "patched"},
-		{"VirtualMachineInstanceMigration", framework.VMIMs, func(n string) string { return framework.VMIMYAML(n, "some-vmi") }, "patched"},
+		{name: "VirtualMachine", gvr: framework.VMs, manifest: framework.VMYAML, labelKey: "patched"},
+		{name: "VirtualMachineInstance", gvr: framework.VMIs, manifest: framework.VMIYAML, labelKey: "patched"},
+		{name: "VirtualMachineInstanceReplicaSet", gvr: framework.VMIRS, manifest: func(n string) string { return framework.VMIRSYAML(n, 2) }, labelKey: "patched"},
+		// A migration of the instance of the same name: the server refuses one of an instance
+		// that does not exist, and a second one in flight for the same instance.
+		{name: "VirtualMachineInstanceMigration", gvr: framework.VMIMs, manifest: func(n string) string { return framework.VMIMYAML(n, n) },
+			labelKey: "patched", serverFinalizer: "kubevirt.io/migrationJobFinalize"},
+	}
+}
+
+// prepare creates what an object of the case needs to be accepted: the instance a migration
+// names (unless an earlier case created it).
+func (rc resourceCase) prepare(t *testing.T, dyn dynamic.Interface, name string) {
+	t.Helper()
+	if rc.gvr != framework.VMIMs {
+		return
+	}
+	_, err := dyn.Resource(framework.VMIs).Namespace(ns).Create(context.Background(), framework.Object(t, framework.VMIYAML(name)), metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create the instance %s: %v", name, err)
 	}
 }
 
@@ -53,6 +72,7 @@ func TestCRUD(t *testing.T) {
 			}
 			defer w.Stop()
 
+			rc.prepare(t, dyn, "crud")
 			created, err := client.Create(ctx, framework.Object(t, rc.manifest("crud")), metav1.CreateOptions{})
 			if err != nil {
 				t.Fatalf("create: %v", err)
@@ -128,11 +148,22 @@ func TestCRUD(t *testing.T) {
 			if err := client.Delete(ctx, "crud", metav1.DeleteOptions{}); err != nil {
 				t.Fatalf("delete: %v", err)
 			}
+			wantEvents := []watch.EventType{watch.Added, watch.Modified, watch.Modified, watch.Modified, watch.Modified, watch.Modified}
+			if rc.serverFinalizer != "" {
+				// The finalizer keeps the object, marked for deletion, until its owner lets go.
+				held, err := client.Get(ctx, "crud", metav1.GetOptions{})
+				if err != nil || held.GetDeletionTimestamp() == nil || !cmp.Equal(held.GetFinalizers(), []string{rc.serverFinalizer}) {
+					t.Fatalf("after delete: want the object held by %s, got %v (err %v)", rc.serverFinalizer, held, err)
+				}
+				if _, err := client.Patch(ctx, "crud", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+					t.Fatalf("remove the finalizer: %v", err)
+				}
+				wantEvents = append(wantEvents, watch.Modified)
+			}
 			if _, err := client.Get(ctx, "crud", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Fatalf("get after delete: want NotFound, got %v", err)
 			}
-
-			wantEvents := []watch.EventType{watch.Added, watch.Modified, watch.Modified, watch.Modified, watch.Modified, watch.Modified, watch.Deleted}
+			wantEvents = append(wantEvents, watch.Deleted)
 			var gotEvents []watch.EventType
 			for len(gotEvents) < len(wantEvents) {
 				select {

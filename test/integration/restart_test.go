@@ -19,6 +19,7 @@ func TestRestartKeepsObjects(t *testing.T) {
 	before := map[key]string{}
 	for _, rc := range resourceCases() {
 		for _, name := range []string{"one", "two"} {
+			rc.prepare(t, dyn, name)
 			obj := createFromYAML(t, dyn, rc.gvr, rc.manifest(name))
 			before[key{rc.gvr.Resource, name}] = string(obj.GetUID()) + "@" + obj.GetResourceVersion()
 		}

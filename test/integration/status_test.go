@@ -26,6 +26,7 @@ func TestStatusIsolation(t *testing.T) {
 	for _, rc := range resourceCases() {
 		t.Run(rc.name, func(t *testing.T) {
 			client := dyn.Resource(rc.gvr).Namespace(ns)
+			rc.prepare(t, dyn, "iso")
 			obj := createFromYAML(t, dyn, rc.gvr, rc.manifest("iso"))
 			specBefore := obj.DeepCopy().Object["spec"]
 

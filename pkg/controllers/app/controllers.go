@@ -19,6 +19,7 @@ import (
 	kvscheme "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/scheme"
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/controllers/node"
 	"github.com/nativevirt/nativevirt/pkg/controllers/replicaset"
 	"github.com/nativevirt/nativevirt/pkg/controllers/vm"
@@ -41,6 +42,7 @@ type Controllers struct {
 	vmi        *vmi.Controller
 	replicaset *replicaset.Controller
 	node       *node.Controller
+	migration  *migration.Controller
 }
 
 // eventScheme knows the kubevirt.io kinds, so that events name them (involvedObject).
@@ -50,8 +52,9 @@ func eventScheme() (*runtime.Scheme, error) {
 }
 
 // NewControllers builds every controller. kube reaches pods, nodes and events; kv the
-// kubevirt.io API.
-func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config) (*Controllers, error) {
+// kubevirt.io API. cfg renders launcher pods; mig tunes live migrations (its Launcher is set
+// from cfg, so that target pods are the source pods' twins).
+func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config, mig migration.Config) (*Controllers, error) {
 	scheme, err := eventScheme()
 	if err != nil {
 		return nil, err
@@ -87,6 +90,11 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	if c.node, err = node.New(kube, kv, c.nodeFactory.Core().V1().Nodes(), kvi.VirtualMachineInstances(), pods); err != nil {
 		return nil, err
 	}
+	mig.Launcher = cfg
+	if c.migration, err = migration.New(kube, kv, kvi.VirtualMachineInstanceMigrations(), kvi.VirtualMachineInstances(), pods,
+		mig, recorder(migration.Name)); err != nil {
+		return nil, err
+	}
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return c, nil
 }
@@ -102,7 +110,7 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	defer c.nodeFactory.Shutdown()
 	c.nodeFactory.WaitForCacheSync(ctx.Done())
 
-	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run}
+	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run, c.migration.Run}
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
 	for i, run := range runs {

@@ -1,5 +1,5 @@
 // Package app is the command line of nativevirt-controller: its options, and the wiring of the
-// informers, the VM, VMI, replica set and node heartbeat controllers, the event recorders and
+// informers, the VM, VMI, replica set, migration and node heartbeat controllers, the event recorders and
 // leader election (a Lease), so that two replicas can run and only one acts.
 package app
 
@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -43,6 +44,8 @@ type Options struct {
 	// QPS and Burst limit the client's request rate.
 	QPS   float32
 	Burst int
+	// Migration holds the live migration limits and timeouts.
+	Migration migration.Config
 }
 
 // NewOptions returns the defaults.
@@ -60,6 +63,7 @@ func NewOptions() *Options {
 		HealthAddr:           ":8080",
 		QPS:                  50,
 		Burst:                100,
+		Migration:            migration.DefaultConfig(),
 	}
 }
 
@@ -94,6 +98,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /readyz; empty disables it.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to the API servers.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Request burst to the API servers.")
+	fs.IntVar(&o.Migration.ParallelMigrationsPerCluster, "parallel-migrations-per-cluster", o.Migration.ParallelMigrationsPerCluster,
+		"Live migrations that may run at once in the cluster; more wait in phase Pending.")
+	fs.IntVar(&o.Migration.ParallelOutboundMigrationsPerNode, "parallel-outbound-migrations-per-node", o.Migration.ParallelOutboundMigrationsPerNode,
+		"Live migrations that may leave one node at once; more wait in phase Pending.")
+	fs.DurationVar(&o.Migration.UnschedulableTimeout, "migration-unschedulable-timeout", o.Migration.UnschedulableTimeout,
+		"A migration whose target pod the scheduler cannot place fails after this long.")
+	fs.DurationVar(&o.Migration.PendingTimeout, "migration-pending-timeout", o.Migration.PendingTimeout,
+		"A migration whose target pod stays Pending (for any reason) fails after this long.")
 }
 
 // Validate checks the options.
@@ -109,6 +121,15 @@ func (o *Options) Validate() error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	if o.Migration.ParallelMigrationsPerCluster < 1 {
+		errs = append(errs, errors.New("--parallel-migrations-per-cluster must be at least 1"))
+	}
+	if o.Migration.ParallelOutboundMigrationsPerNode < 1 {
+		errs = append(errs, errors.New("--parallel-outbound-migrations-per-node must be at least 1"))
+	}
+	if o.Migration.UnschedulableTimeout <= 0 || o.Migration.PendingTimeout <= 0 {
+		errs = append(errs, errors.New("--migration-unschedulable-timeout and --migration-pending-timeout must be positive"))
 	}
 	if o.LeaderElect {
 		if o.LeaderElectNamespace == "" || o.LeaderElectName == "" {

@@ -25,7 +25,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	o := NewOptions()
 	return cmdutil.NewCommand(ctx, cmdutil.Daemon{
 		Use:      "nativevirt-controller",
-		Short:    "NativeVirt controllers: VM → VMI → launcher pod, replica sets, node heartbeats",
+		Short:    "NativeVirt controllers: VM → VMI → launcher pod, replica sets, live migrations, node heartbeats",
 		AddFlags: o.AddFlags,
 		Validate: o.Validate,
 		Run:      func(ctx context.Context) error { return Run(ctx, o) },
@@ -52,7 +52,7 @@ func Run(ctx context.Context, o *Options) error {
 
 	var elector *leaderelection.LeaderElector
 	runControllers := func(ctx context.Context) error {
-		ctrls, err := NewControllers(kube, kv, o.launcherConfig())
+		ctrls, err := NewControllers(kube, kv, o.launcherConfig(), o.Migration)
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,7 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/fake"
+	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -161,7 +162,7 @@ func TestWritesPerStart(t *testing.T) {
 	})
 
 	dumpOnFail(t, log, func() any { o, _ := kv.Tracker().Get(vmisGVR, "default", "vm-cirros"); return o })
-	ctrls, err := NewControllers(kube, kv, launcherpod.Config{UseEmulation: true})
+	ctrls, err := NewControllers(kube, kv, launcherpod.Config{UseEmulation: true}, migration.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,11 @@
 // instance go (finalizer kubevirt.io/virtualMachineControllerFinalize).
 //
 // After Scheduled the node agent owns the phase; this controller then writes nothing but the
-// finalizer.
+// finalizer and, during a live migration, status.activePods. A migration's target pod (label
+// kubevirt.io/migrationJobUID, created by the migration controller) is not the instance's pod
+// until the handover points status.nodeName at its node; this controller never deletes it nor
+// fails the instance for it, and leaves the source pod that lingers after a handover to the
+// migration controller.
 package vmi
 
 import (

@@ -35,13 +35,20 @@ func ownsPhase(p kubevirtv1.VirtualMachineInstancePhase) bool {
 	return false
 }
 
-// currentPod picks the pod the instance runs in: the newest one not being deleted, else the
-// newest one. There is one in practice; expectations keep it so.
-func currentPod(pods []*corev1.Pod) *corev1.Pod {
+// currentPod picks the pod the instance runs in. A migration's target pod (label
+// kubevirt.io/migrationJobUID) does not count until status.nodeName names its node: the migration
+// controller's handover makes it the instance's pod. Once the instance has a node, a pod on that
+// node wins (after a handover the source pod lingers on the old node); then the newest pod not
+// being deleted, else the newest one. There is one in practice; expectations keep it so.
+func currentPod(vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
+	node := vmi.Status.NodeName
 	var best *corev1.Pod
 	better := func(p *corev1.Pod) bool {
 		if best == nil {
 			return true
+		}
+		if node != "" && (p.Spec.NodeName == node) != (best.Spec.NodeName == node) {
+			return p.Spec.NodeName == node
 		}
 		if (p.DeletionTimestamp == nil) != (best.DeletionTimestamp == nil) {
 			return p.DeletionTimestamp == nil
@@ -49,6 +56,9 @@ func currentPod(pods []*corev1.Pod) *corev1.Pod {
 		return best.CreationTimestamp.Before(&p.CreationTimestamp)
 	}
 	for _, p := range pods {
+		if _, target := launcherpod.IsMigrationTarget(p); target && (node == "" || p.Spec.NodeName != node) {
+			continue
+		}
 		if better(p) {
 			best = p
 		}
@@ -93,7 +103,7 @@ func nextPhase(old kubevirtv1.VirtualMachineInstancePhase, pod *corev1.Pod) (kub
 // PodScheduled, activePods, qosClass, launcher image, and the phase transition timestamps.
 func computeStatus(vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod, now time.Time) kubevirtv1.VirtualMachineInstanceStatus {
 	st := *vmi.Status.DeepCopy()
-	pod := currentPod(pods)
+	pod := currentPod(vmi, pods)
 	if ownsPhase(st.Phase) {
 		phase, reason := nextPhase(st.Phase, pod)
 		if phase != st.Phase {
@@ -145,12 +155,18 @@ func setCondition(st *kubevirtv1.VirtualMachineInstanceStatus, c kubevirtv1.Virt
 }
 
 // writeWorthy reports whether updated differs from old in something a reader waits for: the
-// phase, its reason, the node, or news about scheduling (a pod that cannot be scheduled, or
-// that now can after it could not). activePods, a PodScheduled=True that nobody waited for,
+// phase, its reason, the node, news about scheduling (a pod that cannot be scheduled, or that
+// now can after it could not), or, while the guest runs, the set of its pods (migrations). activePods, a PodScheduled=True that nobody waited for,
 // qosClass and the image ride along with those writes instead of costing their own: that is
 // what keeps a start at one status write per phase.
 func writeWorthy(old, updated *kubevirtv1.VirtualMachineInstanceStatus) bool {
 	if old.Phase != updated.Phase || old.Reason != updated.Reason || old.NodeName != updated.NodeName {
+		return true
+	}
+	if updated.Phase == kubevirtv1.Running && (len(old.ActivePods) > 1 || len(updated.ActivePods) > 1) &&
+		!apiequality.Semantic.DeepEqual(old.ActivePods, updated.ActivePods) {
+		// A migration: its target pod came or was placed, or one of the two pods ended. (The
+		// one pod of a guest that stops ends unreported: the node agent writes the final phase.)
 		return true
 	}
 	oc, nc := findCondition(old, podScheduled), findCondition(updated, podScheduled)

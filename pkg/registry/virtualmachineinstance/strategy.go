@@ -45,20 +45,49 @@ func prepareForUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
 	}
 }
 
-// prepareForStatusUpdate keeps everything but status as it was, and mirrors status.nodeName into
-// the kubevirt.io/nodeName label (`kubectl get vmi -l kubevirt.io/nodeName=...` as with KubeVirt).
-// The server keeps the label in step, so no controller spends a write on it.
+// prepareForStatusUpdate keeps everything but status as it was, and mirrors status into labels:
+// status.nodeName into kubevirt.io/nodeName (`kubectl get vmi -l kubevirt.io/nodeName=...` as
+// with KubeVirt), and the target node of a migration in progress into
+// kubevirt.io/migrationTargetNodeName, which the target node's agent watches. The server keeps
+// the labels in step, so no controller spends a write on them.
 func prepareForStatusUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) {
 	newVMI.Spec = oldVMI.Spec
 	store.KeepMetadata(&newVMI.ObjectMeta, &oldVMI.ObjectMeta)
-	if node := newVMI.Status.NodeName; node != "" && newVMI.Labels[kubevirtv1.NodeNameLabel] != node {
-		labels := make(map[string]string, len(newVMI.Labels)+1)
-		for k, v := range newVMI.Labels {
-			labels[k] = v
-		}
-		labels[kubevirtv1.NodeNameLabel] = node
-		newVMI.Labels = labels
+	newVMI.Labels = mirrorStatusLabels(newVMI.Labels, &newVMI.Status)
+}
+
+// mirrorStatusLabels returns labels with the status-derived labels in step with st. It never
+// modifies labels (it is shared with the stored object): a change returns a copy.
+func mirrorStatusLabels(labels map[string]string, st *kubevirtv1.VirtualMachineInstanceStatus) map[string]string {
+	want := map[string]string{}
+	if st.NodeName != "" {
+		want[kubevirtv1.NodeNameLabel] = st.NodeName
+	} else if node, ok := labels[kubevirtv1.NodeNameLabel]; ok {
+		want[kubevirtv1.NodeNameLabel] = node // kept as it was: nodeName is never cleared
 	}
+	if ms := st.MigrationState; ms != nil && !ms.Completed && ms.TargetNode != "" {
+		want[kubevirtv1.MigrationTargetNodeNameLabel] = ms.TargetNode
+	}
+	changed := false
+	for _, k := range []string{kubevirtv1.NodeNameLabel, kubevirtv1.MigrationTargetNodeNameLabel} {
+		v, has := labels[k]
+		w, wants := want[k]
+		if has != wants || v != w {
+			changed = true
+		}
+	}
+	if !changed {
+		return labels
+	}
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	delete(out, kubevirtv1.MigrationTargetNodeNameLabel)
+	for k, v := range want {
+		out[k] = v
+	}
+	return out
 }
 
 // SelectableFields are the fields a field selector may name. The node agent watches only the

@@ -87,3 +87,56 @@ func TestTable(t *testing.T) {
 		t.Errorf("cells of a fresh instance (-want +got):\n%s", diff)
 	}
 }
+
+func TestStatusLabelsMirrorMigrationTarget(t *testing.T) {
+	_, status := store.NewStrategies(nil, Rules)
+	inFlight := &kubevirtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-a", TargetNode: "node-b"}
+	completed := inFlight.DeepCopy()
+	completed.Completed = true
+	noTarget := &kubevirtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-a"}
+	tests := []struct {
+		name       string
+		oldLabels  map[string]string
+		state      *kubevirtv1.VirtualMachineInstanceMigrationState
+		nodeName   string
+		wantLabels map[string]string
+	}{
+		{name: "no migration", oldLabels: map[string]string{"app": "x"}, nodeName: "node-a",
+			wantLabels: map[string]string{"app": "x", kubevirtv1.NodeNameLabel: "node-a"}},
+		{name: "migration in flight", oldLabels: map[string]string{"app": "x", kubevirtv1.NodeNameLabel: "node-a"}, nodeName: "node-a", state: inFlight,
+			wantLabels: map[string]string{"app": "x", kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-b"}},
+		{name: "no target yet", oldLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-a"}, nodeName: "node-a", state: noTarget,
+			wantLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-a"}},
+		{name: "completed: label removed", nodeName: "node-a", state: completed,
+			oldLabels:  map[string]string{kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-b"},
+			wantLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-a"}},
+		{name: "handover: node label moves, target label removed", nodeName: "node-b", state: completed,
+			oldLabels:  map[string]string{kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-b"},
+			wantLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-b"}},
+		{name: "migration state cleared: label removed", nodeName: "node-a",
+			oldLabels:  map[string]string{kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-b"},
+			wantLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-a"}},
+		{name: "a stale target label follows the state", nodeName: "node-a", state: inFlight,
+			oldLabels:  map[string]string{kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-c"},
+			wantLabels: map[string]string{kubevirtv1.NodeNameLabel: "node-a", kubevirtv1.MigrationTargetNodeNameLabel: "node-b"}},
+		{name: "no labels at all", wantLabels: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old := running()
+			old.Labels = tc.oldLabels
+			oldCopy := old.DeepCopy()
+			upd := old.DeepCopy()
+			upd.Labels = map[string]string{"sneaked": "in"} // label writes through /status are dropped
+			upd.Status.NodeName = tc.nodeName
+			upd.Status.MigrationState = tc.state.DeepCopy()
+			status.PrepareForUpdate(context.Background(), upd, old)
+			if diff := cmp.Diff(tc.wantLabels, upd.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(oldCopy.Labels, old.Labels); diff != "" {
+				t.Errorf("the stored object's labels were modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

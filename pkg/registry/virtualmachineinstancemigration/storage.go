@@ -3,6 +3,7 @@ package virtualmachineinstancemigration
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/registry/store"
@@ -15,8 +16,12 @@ type Storage struct {
 }
 
 // NewStorage builds the virtualmachineinstancemigrations store on the given storage backend.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
-	main, status := store.NewStrategies(scheme, Rules)
+// instances reads VirtualMachineInstances: a migration is refused at creation when its instance
+// cannot be migrated.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, instances rest.Getter) (*Storage, error) {
+	plain, status := store.NewStrategies(scheme, Rules)
+	check := &sourceCheck{instances: instances}
+	main := checkedStrategy{Strategy: plain, check: check}
 	s, statusREST, err := store.New(store.Resource{
 		Plural:           kubevirtv1.Resource("virtualmachineinstancemigrations"),
 		Singular:         kubevirtv1.Resource("virtualmachineinstancemigration"),
@@ -30,5 +35,6 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 	if err != nil {
 		return nil, err
 	}
+	check.migrations = s
 	return &Storage{Migration: store.NewREST(s, "vmim", "vmims"), Status: statusREST}, nil
 }

@@ -4,11 +4,13 @@ package virtualmachineinstancemigration
 
 import (
 	"fmt"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -26,9 +28,24 @@ var Rules = store.Rules[*kubevirtv1.VirtualMachineInstanceMigration]{
 	ValidateStatusUpdate:   validation.ValidateVirtualMachineInstanceMigrationStatusUpdate,
 }
 
+// prepareForCreate clears status and, as KubeVirt's mutating webhook does, labels the migration
+// with its instance (kubevirt.io/vmi-name, what `virtctl migrate-cancel` selects by) and adds the
+// finalizer kubevirt.io/migrationJobFinalize, which the migration controller removes once the
+// target is cleaned up (so deleting a migration cancels it).
 func prepareForCreate(m *kubevirtv1.VirtualMachineInstanceMigration) {
 	m.Status = kubevirtv1.VirtualMachineInstanceMigrationStatus{}
 	m.Generation = 1
+	if name := m.Spec.VMIName; name != "" && len(utilvalidation.IsValidLabelValue(name)) == 0 {
+		labels := make(map[string]string, len(m.Labels)+1)
+		for k, v := range m.Labels {
+			labels[k] = v
+		}
+		labels[kubevirtv1.MigrationSelectorLabel] = name
+		m.Labels = labels
+	}
+	if !slices.Contains(m.Finalizers, kubevirtv1.VirtualMachineInstanceMigrationFinalizer) {
+		m.Finalizers = append(m.Finalizers, kubevirtv1.VirtualMachineInstanceMigrationFinalizer)
+	}
 }
 
 func prepareForUpdate(newM, oldM *kubevirtv1.VirtualMachineInstanceMigration) {

@@ -1,6 +1,9 @@
 package validation
 
 import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -59,4 +62,47 @@ func ValidateVirtualMachineInstanceMigrationStatusUpdate(newM, oldM *kubevirtv1.
 		}
 	}
 	return errs
+}
+
+// IsMigrationFinal reports whether a migration is done for good (Succeeded or Failed).
+func IsMigrationFinal(m *kubevirtv1.VirtualMachineInstanceMigration) bool {
+	return m.Status.Phase == kubevirtv1.MigrationSucceeded || m.Status.Phase == kubevirtv1.MigrationFailed
+}
+
+// ValidateVirtualMachineInstanceMigrationSource checks, when a migration is created, that the
+// instance it names can be migrated, as KubeVirt's admission does: the instance exists (vmi nil:
+// it does not), has not finished, is not being deleted, does not report LiveMigratable=False,
+// and no other migration of it is in flight (others: the namespace's other migrations of the
+// same instance). An instance that is not Running yet is accepted (as by KubeVirt); the migration
+// controller fails the migration then.
+func ValidateVirtualMachineInstanceMigrationSource(m *kubevirtv1.VirtualMachineInstanceMigration,
+	vmi *kubevirtv1.VirtualMachineInstance, others []*kubevirtv1.VirtualMachineInstanceMigration) field.ErrorList {
+	path := field.NewPath("spec", "vmiName")
+	if m == nil {
+		return field.ErrorList{field.Required(field.NewPath("spec"), "a VirtualMachineInstanceMigration is required")}
+	}
+	name := m.Spec.VMIName
+	switch {
+	case vmi == nil:
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("the VMI %q does not exist", m.Namespace+"/"+name))}
+	case isFinalPhase(vmi.Status.Phase):
+		return field.ErrorList{field.Invalid(path, name, "Cannot migrate VMI in finalized state.")}
+	case vmi.DeletionTimestamp != nil:
+		return field.ErrorList{field.Invalid(path, name, "Cannot migrate VMI, Reason: Terminating, Message: the VMI is being deleted")}
+	}
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == kubevirtv1.VirtualMachineInstanceIsMigratable && c.Status == corev1.ConditionFalse {
+			return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("Cannot migrate VMI, Reason: %s, Message: %s", c.Reason, c.Message))}
+		}
+	}
+	for _, o := range others {
+		// An object of the same name is this one (an update) or makes the create fail anyway
+		// (AlreadyExists, the clearer answer).
+		if o == nil || o.UID == m.UID || (o.Name == m.Name && o.Namespace == m.Namespace) || o.Spec.VMIName != name || IsMigrationFinal(o) {
+			continue
+		}
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"in-flight migration detected. Active migration job (%s) is currently already in progress for VMI %s.", o.UID, name))}
+	}
+	return nil
 }

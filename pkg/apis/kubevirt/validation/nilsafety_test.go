@@ -25,6 +25,8 @@ func TestNilObjects(t *testing.T) {
 		"vmim":           ValidateVirtualMachineInstanceMigration(nil),
 		"vmim update":    ValidateVirtualMachineInstanceMigrationUpdate(nil, nil),
 		"vmim status":    ValidateVirtualMachineInstanceMigrationStatusUpdate(nil, nil),
+		"vmim source":    ValidateVirtualMachineInstanceMigrationSource(nil, nil, nil),
+		"vmim no source": ValidateVirtualMachineInstanceMigrationSource(&kubevirtv1.VirtualMachineInstanceMigration{}, nil, nil),
 		"vmi spec":       ValidateVMISpec(nil, field.NewPath("spec")),
 		"vm empty":       ValidateVirtualMachine(&kubevirtv1.VirtualMachine{}),
 		"vmi empty":      ValidateVirtualMachineInstance(&kubevirtv1.VirtualMachineInstance{}),
@@ -85,6 +87,7 @@ func TestRandomObjectsNeverPanic(t *testing.T) {
 			ValidateVirtualMachineInstanceMigration(&m)
 			ValidateVirtualMachineInstanceMigrationUpdate(&m, &m2)
 			ValidateVirtualMachineInstanceMigrationStatusUpdate(&m, &m2)
+			ValidateVirtualMachineInstanceMigrationSource(&m, &vmi, []*kubevirtv1.VirtualMachineInstanceMigration{&m2, nil})
 		}()
 	}
 }
