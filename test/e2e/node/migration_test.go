@@ -157,7 +157,8 @@ func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, k
 		GetSecret: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
-		CreateOverlay: app.CreateOverlay,
+		CreateOverlay:  app.CreateOverlay,
+		PrepareNetwork: app.PrepareNetwork,
 		// The fake API serves no label selector per node: one informer for both roles (the
 		// agent tells them apart by the VMI's status).
 		TargetVMIs: vmis.Lister(),
