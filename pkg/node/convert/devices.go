@@ -32,6 +32,7 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	out.Interfaces = interfaces
 
 	out.Serials, out.Consoles = convertSerial(devices, c)
+	out.Channels = guestAgentChannel()
 
 	graphics, videos, gerrs := convertGraphics(devices, c, p)
 	errs = append(errs, gerrs...)

@@ -14,6 +14,8 @@ type Devices struct {
 	Serials []Serial `xml:"serial,omitempty"`
 	// Consoles are consoles (bound to serial ports).
 	Consoles []Console `xml:"console,omitempty"`
+	// Channels are host↔guest channels (the guest agent's).
+	Channels []Channel `xml:"channel,omitempty"`
 	// Inputs are input devices.
 	Inputs []Input `xml:"input,omitempty"`
 	// Graphics are remote displays.
