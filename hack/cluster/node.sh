@@ -126,6 +126,27 @@ nv_pause_image() {
 	nv_log "$NV_PAUSE_IMAGE present"
 }
 
+# nv_images_like_first_node: the image tarballs of _output/images that the first node has
+# imported, imported into the other nodes that lack them (a node added to a cluster where
+# NativeVirt runs needs the node agent's and the launcher's images at once). Stamps tell what a
+# node has (hack/images/import.sh): nothing is hashed when the nodes agree.
+nv_images_like_first_node() {
+	local first=$NV_NODES_DIR/$NV_NODE_NAME/containerd/imported stamp tar n want=()
+	for stamp in "$first"/*.sha256; do
+		[[ -f $stamp ]] || continue
+		tar=$NV_ROOT/_output/images/$(basename "$stamp" .sha256)
+		[[ -f $tar ]] || continue
+		for n in $(nv_node_names); do
+			if ! cmp -s "$stamp" "$NV_NODES_DIR/$n/containerd/imported/$(basename "$stamp")"; then
+				want+=("$tar")
+				break
+			fi
+		done
+	done
+	[[ ${#want[@]} -eq 0 ]] && return 0
+	"$NV_ROOT/hack/images/import.sh" "${want[@]}" | sed 's/^/  /'
+}
+
 # nv_cgroup_root: the node's cgroup root in every cgroup hierarchy (the kubelet wants it to
 # exist). cgroup v1 needs its cpuset filled before anything joins it, and gets the CPU weight a
 # kubelet gives /kubepods on this machine, so that pods of every node weigh the same.

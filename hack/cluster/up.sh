@@ -52,8 +52,9 @@ for ((i = 1; i <= NV_NODES; i++)); do
 	nv_node "$i"
 	nv_containerd_up
 done
-nv_step "pause image"
+nv_step "images"
 nv_pause_image
+nv_images_like_first_node
 nv_step "controller-manager, scheduler"
 nv_controllers_up
 nv_step "kubelets ($NV_NODES)"
