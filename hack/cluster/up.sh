@@ -23,6 +23,10 @@ source "$HERE/node.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "the local cluster needs root (bridge, containerd, kubelet)"
 nv_check_nodes
+# A cluster started before nodes had names of their own (processes "kubelet", "containerd").
+if nv_running kubelet || nv_running containerd; then
+	nv_die "a cluster of the earlier single-node layout runs from $NV_LOCAL_DIR: stop it first (hack/cluster/down.sh)"
+fi
 
 if nv_cluster_up; then
 	nv_log "already up: $NV_API_URL (export KUBECONFIG=$NV_KUBECONFIG)"
