@@ -7,7 +7,7 @@
 #
 # A tarball already imported into a node as it is (same sha256, every image it names still
 # present in that containerd) is skipped there: make run and hack/deploy-local.sh import the same
-# images each time.
+# images each time. The nodes import in parallel.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 if [[ $# -eq 0 ]]; then
@@ -16,7 +16,17 @@ if [[ $# -eq 0 ]]; then
 fi
 socks=$(nv_containerd_socks)
 [[ -n $socks ]] || nv_die "no containerd of the local cluster is running (under $NV_RUN_DIR); run hack/cluster/up.sh"
-for sock in $socks; do
+
+declare -A sums=() refs=()
+for tar in "$@"; do
+	sums[$tar]=$(sha256sum "$tar" | cut -c1-64)
+	refs[$tar]=$(tar -xOf "$tar" manifest.json 2>/dev/null | grep -o '"RepoTags":\[[^]]*\]' | sed 's/^"RepoTags":\[//; s/\]$//' | tr ',' '\n' | tr -d '"' || true)
+done
+
+# import_node SOCKET TAR...: the tarballs into the containerd at SOCKET (of node <dir name>).
+import_node() {
+	local sock=$1 node stamps present tar stamp ref missing
+	shift
 	node=$(basename "$(dirname "$sock")")
 	# Beside the node's containerd state, so that wiping that state forgets the imports too.
 	stamps=$NV_NODES_DIR/$node/containerd/imported
@@ -24,20 +34,29 @@ for sock in $socks; do
 	present=$(nv_ctr_at "$sock" images ls -q)
 	for tar in "$@"; do
 		stamp=$stamps/$(basename "$tar").sha256
-		sum=$(sha256sum "$tar" | cut -c1-64)
-		if [[ -f $stamp && $(<"$stamp") == "$sum" ]]; then
-			refs=$(tar -xOf "$tar" manifest.json 2>/dev/null | grep -o '"RepoTags":\[[^]]*\]' | sed 's/^"RepoTags":\[//; s/\]$//' | tr ',' '\n' | tr -d '"' || true)
+		if [[ -f $stamp && $(<"$stamp") == "${sums[$tar]}" ]]; then
 			missing=0
-			for ref in $refs; do
+			for ref in ${refs[$tar]}; do
 				grep -qxF "$ref" <<<"$present" || missing=1
 			done
-			if [[ -n $refs && $missing == 0 ]]; then
-				echo "import: $(basename "$tar") already imported on $node ($(echo $refs))"
+			if [[ -n ${refs[$tar]} && $missing == 0 ]]; then
+				echo "import: $(basename "$tar") already imported on $node ($(echo ${refs[$tar]}))"
 				continue
 			fi
 		fi
 		rm -f "$stamp"
 		nv_ctr_at "$sock" images import "$tar" | sed "s/^/import ($node): /"
-		echo "$sum" >"$stamp"
+		echo "${sums[$tar]}" >"$stamp"
 	done
+}
+
+pids=()
+for sock in $socks; do
+	import_node "$sock" "$@" &
+	pids+=($!)
 done
+rc=0
+for pid in "${pids[@]}"; do
+	wait "$pid" || rc=1
+done
+exit $rc
