@@ -13,6 +13,12 @@ export PATH := /usr/local/go/bin:$(BIN):$(PATH)
 
 COMPONENTS := $(notdir $(wildcard cmd/*))
 
+# Kubelet nodes of the local cluster (hack/cluster): `make run NODES=2`, `make test-e2e NODES=1`.
+# NV_NODES in the environment works too. Unset, make run and cluster-up start 1 node and
+# test-e2e starts E2E_NODES (two, so that the tests that need two nodes run).
+NODES     ?= $(NV_NODES)
+E2E_NODES ?= 2
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -43,11 +49,11 @@ test-integration: ## Integration tests: real server in-process with a real embed
 
 .PHONY: test-e2e
 test-e2e: deps k8s-binaries build images ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
-	hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
+	NV_NODES=$(or $(NODES),$(E2E_NODES)) hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
-run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all.
-	hack/cluster/exclusive.sh hack/run.sh
+run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all (NODES=2: two nodes).
+	NV_NODES=$(or $(NODES),1) hack/cluster/exclusive.sh hack/run.sh
 
 .PHONY: clean
 clean: ## Remove build output (_output).

@@ -2,10 +2,10 @@
 # Deploys NativeVirt into the running local cluster (hack/cluster/up.sh) from artifacts/local:
 # builds the binaries and the images (localhost/nativevirt:dev, the launcher, the node agent and
 # the demo containerDisk), issues the serving certificate of nativevirt-apiserver.nativevirt.svc
-# and the node agents' PKI (node CA, the handler's serving cert for the bridge address, the
+# and the node agents' PKI (node CA, the handler's serving cert for the nodes' addresses, the
 # apiserver's client cert), applies the manifests with the APIServices' caBundle set, and waits
-# until the three APIServices are Available, the controller and the node agent run and the node
-# is schedulable for VMs. Idempotent: a second run with nothing changed changes nothing (pods
+# until the three APIServices are Available, the controller and the node agents run and every
+# node is schedulable for VMs. Idempotent: a second run with nothing changed changes nothing (pods
 # restart only when their image changed).
 #
 #   hack/deploy-local.sh
@@ -23,8 +23,9 @@ OVERLAY=$NV_LOCAL_DIR/deploy
 CERTS=$NV_LOCAL_DIR/certs/nativevirt-apiserver
 # The node agents' PKI: node CA in $NV_PKI/node-ca.*, leaf certs here.
 NODE_CERTS=$NV_LOCAL_DIR/certs/node-agent
-# The kubelet's --root-dir (hack/cluster/node.sh): launcher pod volumes live under it.
-KUBELET_ROOT=$NV_LOCAL_DIR/kubelet
+# The nodes' directories (hack/cluster/lib.sh): node N's kubelet --root-dir, where launcher pod
+# volumes and the device plugin sockets live, is $NODES_DIR/N/kubelet.
+NODES_DIR=$NV_NODES_DIR
 # The embedded etcd's data; the pod runs as the image's nonroot user.
 DATA=$NV_LOCAL_DIR/nativevirt-apiserver
 POD_UID=65532
@@ -59,17 +60,26 @@ ca_bundle=$("$NV_ROOT/hack/cluster/serving-cert.sh" "$CERTS" \
 	nativevirt-apiserver.$NS.svc nativevirt-apiserver.$NS.svc.cluster.local)
 [[ -n $ca_bundle ]] || nv_die "serving-cert.sh printed no CA bundle"
 
+# The cluster's nodes and their InternalIP addresses (hack/cluster/lib.sh: 10.88.0.2, ...).
+mapfile -t NODES < <(nv_kubectl get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}')
+[[ ${#NODES[@]} -gt 0 ]] || nv_die "the cluster has no nodes"
+node_sans=()
+for n in "${NODES[@]}"; do
+	ip=$(nv_kubectl get node "$n" -o 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}')
+	node_sans+=("DNS:$n" ${ip:+"IP:$ip"})
+done
+
 nv_step "node agent PKI"
-# The apiserver dials the node agents at the address they advertise (the bridge address here) and
-# presents a client certificate with CN nativevirt-apiserver; both sides trust only the node CA.
-# The node agents' certificate (CN nativevirt-handler) also authenticates one agent to another
-# for live migration tunnels, hence its clientAuth usage.
+# The apiserver dials the node agents at the address they advertise (their node's address here)
+# and presents a client certificate with CN nativevirt-apiserver; both sides trust only the node
+# CA. One certificate for all the local nodes' agents (CN nativevirt-handler); it also
+# authenticates one agent to another for live migration tunnels, hence its clientAuth usage.
 (
 	source "$NV_ROOT/hack/cluster/pki.sh"
 	mkdir -p "$NV_PKI" "$NODE_CERTS"
 	nv_pki_ca node-ca "nativevirt node CA"
 	nv_pki_issue node-ca "$NODE_CERTS/handler.crt" "$NODE_CERTS/handler.key" \
-		/CN=nativevirt-handler server+client "IP:$NV_BRIDGE_IP" "IP:127.0.0.1" "DNS:$NV_NODE_NAME"
+		/CN=nativevirt-handler server+client "IP:$NV_BRIDGE_IP" "IP:127.0.0.1" "${node_sans[@]}"
 	nv_pki_issue node-ca "$NODE_CERTS/apiserver-client.crt" "$NODE_CERTS/apiserver-client.key" \
 		/CN=nativevirt-apiserver client
 	cp "$NV_PKI/node-ca.crt" "$NODE_CERTS/ca.crt"
@@ -153,38 +163,41 @@ patches:
       value:
         nativevirt.io/image-digest: sha256:$handler_digest
         nativevirt.io/node-pki: "$pki_digest"
+    # Every node's paths are its own, below the nodes' directory (a shared mount: pod volumes
+    # mounted by a node's kubelet propagate into the agent): its kubelet's root, with the device
+    # plugin directory inside, and the agent's checkpoints.
     - op: test
       path: /spec/template/spec/containers/0/args/0
       value: --kubelet-root=/var/lib/kubelet
     - op: replace
       path: /spec/template/spec/containers/0/args/0
-      value: --kubelet-root=$KUBELET_ROOT
+      value: --kubelet-root=$NODES_DIR/\$(NODE_NAME)/kubelet
     - op: test
       path: /spec/template/spec/containers/0/volumeMounts/0/name
       value: kubelet
     - op: replace
       path: /spec/template/spec/containers/0/volumeMounts/0/mountPath
-      value: $KUBELET_ROOT
+      value: $NODES_DIR
     - op: test
       path: /spec/template/spec/volumes/0/name
       value: kubelet
     - op: replace
       path: /spec/template/spec/volumes/0/hostPath/path
-      value: $KUBELET_ROOT
-    # The kubelet serves device plugins in /var/lib/kubelet/device-plugins whatever its
-    # --root-dir: the agent finds them under --kubelet-root.
+      value: $NODES_DIR
+    - op: test
+      path: /spec/template/spec/containers/0/volumeMounts/1/name
+      value: state
     - op: add
-      path: /spec/template/spec/volumes/-
+      path: /spec/template/spec/containers/0/volumeMounts/1/subPathExpr
+      value: \$(NODE_NAME)/handler
+    - op: test
+      path: /spec/template/spec/volumes/1/name
+      value: state
+    - op: replace
+      path: /spec/template/spec/volumes/1/hostPath
       value:
-        name: device-plugins
-        hostPath:
-          path: /var/lib/kubelet/device-plugins
-          type: DirectoryOrCreate
-    - op: add
-      path: /spec/template/spec/containers/0/volumeMounts/-
-      value:
-        name: device-plugins
-        mountPath: $KUBELET_ROOT/device-plugins
+        path: $NODES_DIR
+        type: Directory
 EOF
 umask 022
 
@@ -218,14 +231,17 @@ if ! nv_kubectl -n "$NS" rollout status daemonset/nativevirt-handler --timeout="
 	nv_kubectl -n "$NS" logs daemonset/nativevirt-handler --tail=40 >&2 || true
 	nv_die "nativevirt-handler did not roll out"
 fi
-# The node agent labels its node once its informers, device plugins and stream server run.
+# A node agent labels its node once its informers, device plugins and stream server run.
 node_schedulable() {
-	[[ $(nv_kubectl get node "$NV_NODE_NAME" -o jsonpath='{.metadata.labels.kubevirt\.io/schedulable}') == true ]]
+	[[ $(nv_kubectl get node "$1" -o jsonpath='{.metadata.labels.kubevirt\.io/schedulable}') == true ]]
 }
-if ! nv_wait_for "$TIMEOUT" "node $NV_NODE_NAME labelled kubevirt.io/schedulable=true" node_schedulable; then
-	nv_kubectl -n "$NS" logs daemonset/nativevirt-handler --tail=40 >&2 || true
-	nv_die "the node agent did not make $NV_NODE_NAME schedulable"
-fi
+for n in "${NODES[@]}"; do
+	if ! nv_wait_for "$TIMEOUT" "node $n labelled kubevirt.io/schedulable=true" node_schedulable "$n"; then
+		nv_kubectl -n "$NS" get pods -o wide >&2 || true
+		nv_kubectl -n "$NS" logs daemonset/nativevirt-handler --tail=40 >&2 || true
+		nv_die "the node agent did not make $n schedulable"
+	fi
+done
 
 nv_step "wait for the APIServices"
 for svc in "${APISERVICES[@]}"; do

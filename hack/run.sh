@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # make run: the main job. On a fresh Debian 12 machine (root) it installs what is missing, builds
-# NativeVirt and Kubernetes, builds the images, starts a local single-node Kubernetes, deploys
-# NativeVirt into it, boots the demo VM and shows its console. Then it stays in the foreground:
-# Ctrl-C stops everything it started (hack/cluster/down.sh: by PID, no mounts or links left).
+# NativeVirt and Kubernetes, builds the images, starts a local Kubernetes of NV_NODES nodes
+# (default 1), deploys NativeVirt into it, boots the demo VM and shows its console. Then it stays
+# in the foreground: Ctrl-C stops everything it started (hack/cluster/down.sh: by PID, no mounts
+# or links left).
 #
 #   make run                 # or hack/run.sh
+#   make run NODES=2         # two kubelet nodes on this machine (or NV_NODES=2 hack/run.sh)
 #   NV_RUN_DETACH=1 make run # leave the cluster running and return (make down stops it)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
@@ -12,6 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/cluster/control-plane.sh"
 cd "$NV_ROOT"
 
 [[ $(id -u) -eq 0 ]] || nv_die "make run needs root (packages, bridge, containerd, kubelet)"
+nv_check_nodes
+export NV_NODES
 
 KUBECTL=("$NV_BIN/kubectl" --kubeconfig "$NV_KUBECONFIG")
 NATIVEVIRT=("$NV_BIN/nativevirt" --kubeconfig "$NV_KUBECONFIG")
@@ -78,6 +82,8 @@ else
 	nv_log "warning: no shell prompt on the console yet (the guest may still be booting)"
 fi
 nv_step_report
+"${KUBECTL[@]}" get nodes -o wide
+echo
 "${KUBECTL[@]}" get vm,vmi,pods -o wide
 
 cat <<EOT

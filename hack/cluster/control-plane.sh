@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # The control plane of the local cluster: etcd, kube-apiserver, kube-controller-manager and
-# kube-scheduler. Sourced after lib.sh and pki.sh, never run.
+# kube-scheduler, and the bridge everything sits on. Sourced after lib.sh and pki.sh, never run.
 
 # nv_cluster_up: true when every process runs and kube-apiserver is ready.
 nv_cluster_up() {
 	local p
-	for p in "${NV_PROCS[@]}"; do
+	for p in $(nv_procs); do
 		nv_running "$p" || return 1
 	done
 	[[ -x $NV_BIN/kubectl && -f $NV_KUBECONFIG ]] || return 1
 	nv_kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1
 }
 
-# nv_network_up: bridge nv0 with the gateway address of the pod network. It exists before
-# kube-apiserver binds to its address; the CNI bridge plugin adopts it.
+# nv_network_up: bridge nv0 with the gateway address of the pod network, then one /32 address
+# per node (nv_node) for its kubelet and node agent. It exists before kube-apiserver binds to its
+# address; the CNI bridge plugin adopts it. The gateway address must stay the bridge's first
+# IPv4 address: the bridge plugin accepts the bridge when the first one it meets is its gateway.
 nv_network_up() {
-	local other
+	local other i
 	other=$(ip -4 route show "$NV_POD_CIDR" 2>/dev/null | grep -v "dev $NV_BRIDGE " || true)
 	[[ -z $other ]] || nv_die "$NV_POD_CIDR is already routed elsewhere: $other"
 	if ! ip link show "$NV_BRIDGE" >/dev/null 2>&1; then
@@ -24,6 +26,16 @@ nv_network_up() {
 	if ! ip -4 addr show dev "$NV_BRIDGE" | grep -q "inet $NV_BRIDGE_IP/"; then
 		ip addr add "$NV_BRIDGE_IP/${NV_POD_CIDR#*/}" dev "$NV_BRIDGE"
 	fi
+	for ((i = 1; i <= NV_NODES; i++)); do
+		nv_node "$i"
+		if ! ip -4 addr show dev "$NV_BRIDGE" | grep -q "inet $nv_n_ip/"; then
+			ip addr add "$nv_n_ip/32" dev "$NV_BRIDGE"
+		fi
+	done
+	local first
+	first=$(ip -4 -o addr show dev "$NV_BRIDGE" | awk '{print $4; exit}')
+	[[ $first == "$NV_BRIDGE_IP/${NV_POD_CIDR#*/}" ]] ||
+		nv_die "$NV_BRIDGE's first address is $first, not the gateway $NV_BRIDGE_IP (hack/cluster/down.sh deletes the bridge)"
 	ip link set "$NV_BRIDGE" up
 }
 
@@ -60,7 +72,7 @@ nv_apiserver_up() {
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--kubelet-client-certificate="$NV_PKI/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$NV_PKI/apiserver-kubelet-client.key" \
-		--kubelet-preferred-address-types=Hostname \
+		--kubelet-preferred-address-types=InternalIP,Hostname \
 		--enable-aggregator-routing=true \
 		--proxy-client-cert-file="$NV_PKI/front-proxy-client.crt" \
 		--proxy-client-key-file="$NV_PKI/front-proxy-client.key" \
@@ -92,4 +104,17 @@ nv_controllers_up() {
 		--kubeconfig="$sched" --authentication-kubeconfig="$sched" --authorization-kubeconfig="$sched" \
 		--bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false \
 		--v=1
+}
+
+# nv_forget_stale_nodes: delete the Node objects that no kubelet of this cluster serves any more
+# (a node of an earlier, larger cluster whose state is kept): a node agent DaemonSet would wait
+# for a pod on them forever, and their pods are garbage-collected with them.
+nv_forget_stale_nodes() {
+	local want=" $(nv_node_names | tr '\n' ' ')" n
+	for n in $(nv_kubectl get nodes -o 'jsonpath={.items[*].metadata.name}'); do
+		[[ $want == *" $n "* ]] && continue
+		nv_running "kubelet-$n" && continue
+		nv_log "deleting node $n (not part of this ${NV_NODES}-node cluster)"
+		nv_kubectl delete node "$n" --wait=false
+	done
 }

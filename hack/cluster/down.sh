@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Stops the local cluster started by hack/cluster/up.sh and removes what it left on the machine:
-# processes (by PID), containers and their shims (of our containerd only), mounts under our
-# directories, bridge nv0 with its veths, network namespaces, and the runtime state in
-# /run/nativevirt. Safe to run when nothing is up.
+# Stops the local cluster started by hack/cluster/up.sh, all of its nodes, and removes what it
+# left on the machine: processes (by PID), containers and their shims (of our containerds only),
+# mounts under our directories, bridge nv0 with its veths, network namespaces, the nodes' cgroups
+# and the runtime state in /run/nativevirt. Safe to run when nothing is up.
 #
 #   hack/cluster/down.sh          # or: make down
 #   WIPE=1 hack/cluster/down.sh   # also delete the persisted state (etcd, PKI, images, kubelet)
@@ -32,41 +32,64 @@ kill_pids() {
 	done
 }
 
-# pod_pids: processes in the pod cgroups of our kubelet (left behind by a killed shim).
+# pod_pids: processes in the pod cgroups of our kubelets (left behind by a killed shim): below
+# /kubepods (the first node) or /nativevirt-<node>/kubepods.
 pod_pids() {
 	local f
 	for f in /proc/[0-9]*/cgroup; do
-		grep -qs ':/kubepods' "$f" && basename "$(dirname "$f")"
+		grep -qsE ':/(nativevirt-[^/]+/)?kubepods' "$f" && basename "$(dirname "$f")"
 	done
 }
 
-# shim_pids: containerd shims started by OUR containerd (they carry its socket path).
+# shim_pids: containerd shims started by OUR containerds (they carry the socket path, which is
+# under $NV_RUN_DIR).
 shim_pids() {
-	ps -eo pid=,args= | awk -v sock="$NV_CONTAINERD_SOCK" \
-		'$2 ~ /containerd-shim/ && index($0, " " sock) {print $1}'
+	ps -eo pid=,args= | awk -v dir="$NV_RUN_DIR/" \
+		'$2 ~ /containerd-shim/ && index($0, " " dir) {print $1}'
 }
 
-nv_log "stopping kubelet, scheduler, controller-manager"
-nv_stop kubelet kube-scheduler kube-controller-manager
+# recorded NAME_PREFIX: the processes with a pidfile whose name starts with NAME_PREFIX.
+recorded() {
+	local f
+	for f in "$NV_PIDS/$1"*.pid; do
+		[[ -e $f ]] && basename "$f" .pid
+	done
+	return 0
+}
 
-if nv_running containerd && nv_ctr version >/dev/null 2>&1; then
-	tasks=$(nv_ctr tasks ls -q 2>/dev/null || true)
-	if [[ -n $tasks ]]; then
-		nv_log "killing $(wc -w <<<"$tasks") containers"
-		for t in $tasks; do
-			nv_ctr tasks kill --signal SIGKILL "$t" >/dev/null 2>&1 || true
-		done
-		# The CRI plugin deletes a task as soon as it exits; delete those it has not got to.
-		for _ in $(seq 1 50); do
-			[[ -z $(nv_ctr tasks ls -q 2>/dev/null) ]] && break
-			sleep 0.1
-		done
-		for t in $(nv_ctr tasks ls -q 2>/dev/null); do
-			nv_ctr tasks delete --force "$t" >/dev/null 2>&1 || true
-		done
+# kill_containers SOCKET: kill and delete every task of the containerd at SOCKET.
+kill_containers() {
+	local sock=$1 tasks t
+	tasks=$(nv_ctr_at "$sock" tasks ls -q 2>/dev/null || true)
+	[[ -n $tasks ]] || return 0
+	nv_log "killing $(wc -w <<<"$tasks") containers of $sock"
+	for t in $tasks; do
+		nv_ctr_at "$sock" tasks kill --signal SIGKILL "$t" >/dev/null 2>&1 || true
+	done
+	# The CRI plugin deletes a task as soon as it exits; delete those it has not got to.
+	for _ in $(seq 1 50); do
+		[[ -z $(nv_ctr_at "$sock" tasks ls -q 2>/dev/null) ]] && break
+		sleep 0.1
+	done
+	for t in $(nv_ctr_at "$sock" tasks ls -q 2>/dev/null); do
+		nv_ctr_at "$sock" tasks delete --force "$t" >/dev/null 2>&1 || true
+	done
+}
+
+kubelets=$(recorded kubelet)
+nv_log "stopping $(echo $kubelets), scheduler, controller-manager"
+nv_stop $kubelets kube-scheduler kube-controller-manager
+
+containerds=$(recorded containerd)
+for name in $containerds; do
+	sock=$NV_RUN_DIR/${name#containerd-}/containerd.sock
+	# The single node of a cluster started before nodes had names of their own.
+	[[ $name == containerd ]] && sock=$NV_RUN_DIR/containerd.sock
+	if nv_running "$name" && nv_ctr_at "$sock" version >/dev/null 2>&1; then
+		kill_containers "$sock"
 	fi
-fi
-nv_stop containerd
+done
+nv_stop $containerds
 
 shims=$(shim_pids)
 if [[ -n $shims ]]; then
@@ -83,7 +106,7 @@ fi
 nv_stop kube-apiserver
 nv_stop etcd
 
-# Anything still recorded in a pidfile (a process added to NV_PROCS later, say).
+# Anything still recorded in a pidfile (a process added to the cluster later, say).
 for f in "$NV_PIDS"/*.pid; do
 	[[ -e $f ]] && nv_stop "$(basename "$f" .pid)"
 done
@@ -110,9 +133,12 @@ rm -rf "$NV_RUN_DIR"
 rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-*
 rmdir /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 
-# The kubelet's pod cgroups (cgroupfs driver), deepest first; busy ones stay.
-for hier in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
-	[[ -d $hier ]] && find "$hier" -depth -type d -exec rmdir {} + 2>/dev/null
+# The kubelets' pod cgroups (cgroupfs driver) and the nodes' cgroup roots, deepest first; busy
+# ones stay.
+for hier in $(findmnt -n -l -t cgroup,cgroup2 -o TARGET); do
+	for d in "$hier"/kubepods "$hier"/nativevirt-*; do
+		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
 done
 
 if [[ ${WIPE:-0} == 1 ]]; then
@@ -122,7 +148,8 @@ if [[ ${WIPE:-0} == 1 ]]; then
 		[[ -L $l && $(readlink "$l") == "$NV_LOCAL_DIR"/* ]] && rm -f "$l"
 	done
 	# Only what up.sh creates, never NV_LOCAL_DIR wholesale (it may be overridden).
-	rm -rf "$NV_LOCAL_DIR"/{etcd,pki,kubeconfigs,kubeconfig,containerd,kubelet,cni,pod-logs,pids,logs}
+	# containerd, kubelet, cni and pod-logs: the layout of a single node before nodes/ existed.
+	rm -rf "$NV_LOCAL_DIR"/{etcd,pki,kubeconfigs,kubeconfig,nodes,containerd,kubelet,cni,pod-logs,pids,logs}
 	rmdir "$NV_LOCAL_DIR" 2>/dev/null || true
 fi
 nv_log "down"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Shared settings and helpers of the local single-node Kubernetes (hack/cluster/up.sh, down.sh).
-# Sourced, never run. Every path and address of the cluster is defined here, once.
+# Shared settings and helpers of the local Kubernetes (hack/cluster/up.sh, down.sh): one control
+# plane and NV_NODES kubelet nodes on this machine. Sourced, never run. Every path and address of
+# the cluster is defined here, once.
 
 NV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NV_BIN=${NV_BIN_DIR:-$NV_ROOT/_output/bin}
@@ -14,7 +15,6 @@ NV_KUBECONFIG=$NV_LOCAL_DIR/kubeconfig
 # Runtime state that must not outlive the cluster (sockets, runc state, netns, IPAM): tmpfs.
 # Kept short: unix socket paths are limited to 108 bytes.
 NV_RUN_DIR=/run/nativevirt
-NV_CONTAINERD_SOCK=$NV_RUN_DIR/containerd.sock
 
 # Network: pods live on bridge nv0; kube-apiserver listens on the bridge's address so that pods
 # reach it directly (there is no kube-proxy; see artifacts/local for the env that points there).
@@ -31,16 +31,36 @@ NV_ETCD_CLIENT_PORT=12379
 NV_ETCD_PEER_PORT=12380
 NV_ETCD_METRICS_PORT=12381
 
-NV_NODE_NAME=localhost
 NV_PAUSE_IMAGE=localhost/pause:dev
+
+# Nodes. up.sh starts NV_NODES of them (default 1; `make run NODES=2`); the other scripts act on
+# the nodes that exist. Each node is a containerd and a kubelet of its own; node I (1-based) has
+#   name      localhost (I=1), localhost2, localhost3, ...
+#   address   10.88.0.(1+I) on nv0: its kubelet (10250, healthz 10248) and the node agent (8186)
+#             listen there, and kube-apiserver reaches the kubelet there (InternalIP)
+#   pods      10.88.I.1-10.88.I.254 of the bridge network (host-local IPAM)
+#   state     $NV_NODES_DIR/<name>/: containerd/ (images), kubelet/ (--root-dir, with its
+#             device-plugins/), pod-logs/, handler/ (the node agent's checkpoints)
+#   runtime   $NV_RUN_DIR/<name>/: containerd.sock, containerd state, runc state, netns, IPAM
+#   cgroups   pods under /kubepods for node 1 (as a single node always had), under
+#             /nativevirt-<name>/kubepods for the others: a kubelet removes pod cgroups it does not
+#             know below its own root, so two kubelets never share one
+#   processes containerd-<name>, kubelet-<name> (logs/ and pids/ use these names)
+NV_NODES=${NV_NODES:-1}
+NV_MAX_NODES=8
+NV_NODES_DIR=$NV_LOCAL_DIR/nodes
+# The first node; single-node scripts and tests may name it.
+NV_NODE_NAME=localhost
+NV_CONTAINERD_SOCK=$NV_RUN_DIR/$NV_NODE_NAME/containerd.sock
 
 # Test users without groups for RBAC matrix tests; each gets a token and a kubeconfig in
 # $NV_KUBECONFIGS/<user>.kubeconfig. Extend freely: up.sh adds missing users to the token file
 # (kube-apiserver reads it at start, so a running cluster needs a down/up to see new ones).
 NV_TEST_USERS=(nv-nobody nv-viewer nv-editor nv-admin)
 
-# The processes, in start order; down.sh stops them in reverse.
-NV_PROCS=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler kubelet)
+# The processes of the control plane, in start order; each node adds containerd-<name> and
+# kubelet-<name> (nv_procs).
+NV_CONTROL_PLANE_PROCS=(etcd kube-apiserver kube-controller-manager kube-scheduler)
 
 export PATH=/usr/local/go/bin:$NV_BIN:/usr/sbin:/sbin:$PATH
 
@@ -105,7 +125,8 @@ nv_running() {
 }
 
 # nv_start NAME CMD...: start CMD in its own session, output appended to $NV_LOGS/NAME.log,
-# PID in $NV_PIDS/NAME.pid. No-op when NAME already runs.
+# PID in $NV_PIDS/NAME.pid. No-op when NAME already runs. When CMD is a wrapper that ends by
+# exec'ing the real program, NV_EXE names that program (the executable NAME is known by).
 nv_start() {
 	local name=$1
 	shift
@@ -121,7 +142,7 @@ nv_start() {
 	# The executable is recorded to recognise this process later (nv_pid); the forked shell
 	# execs setsid, which execs the command in place, so the PID stays the same.
 	local want exe=""
-	want=$(readlink -f "$(command -v "$1")")
+	want=$(readlink -f "$(command -v "${NV_EXE:-$1}")")
 	for _ in $(seq 1 100); do
 		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || break
 		[[ $exe == "$want" ]] && break
@@ -184,12 +205,72 @@ nv_kubectl() {
 	"$NV_BIN/kubectl" --kubeconfig "$NV_KUBECONFIG" "$@"
 }
 
-# nv_ctr ARGS...: ctr against our private containerd, in the namespace the CRI uses.
+# nv_ctr ARGS...: ctr against the first node's containerd (see nv_ctr_at for the others).
 nv_ctr() {
-	ctr --address "$NV_CONTAINERD_SOCK" --namespace k8s.io "$@"
+	nv_ctr_at "$NV_CONTAINERD_SOCK" "$@"
 }
 
 # nv_token USER: the bearer token of USER from the token file.
 nv_token() {
 	awk -F, -v u="$1" '$2 == u {print $1; exit}' "$NV_PKI/tokens.csv"
+}
+
+# nv_check_nodes: NV_NODES is a node count this cluster supports.
+nv_check_nodes() {
+	[[ $NV_NODES =~ ^[1-9][0-9]*$ && $NV_NODES -le $NV_MAX_NODES ]] ||
+		nv_die "NV_NODES (NODES) must be a number from 1 to $NV_MAX_NODES, not '$NV_NODES'"
+}
+
+# nv_node_name I: the name of node I (1-based).
+nv_node_name() {
+	if [[ $1 == 1 ]]; then echo "$NV_NODE_NAME"; else echo "localhost$1"; fi
+}
+
+# nv_node_names: the names of nodes 1..NV_NODES.
+nv_node_names() {
+	local i
+	for ((i = 1; i <= NV_NODES; i++)); do
+		nv_node_name "$i"
+	done
+}
+
+# nv_node I: sets the variables of node I that the node functions (node.sh) use:
+# nv_n_name, nv_n_ip, nv_n_dir, nv_n_run, nv_n_sock, nv_n_kubelet_dir, nv_n_cgroup_root,
+# nv_n_pods_first, nv_n_pods_last.
+nv_node() {
+	local i=$1
+	nv_n_name=$(nv_node_name "$i")
+	nv_n_ip=${NV_BRIDGE_IP%.*}.$((1 + i))
+	nv_n_dir=$NV_NODES_DIR/$nv_n_name
+	nv_n_run=$NV_RUN_DIR/$nv_n_name
+	nv_n_sock=$nv_n_run/containerd.sock
+	nv_n_kubelet_dir=$nv_n_dir/kubelet
+	if [[ $i == 1 ]]; then nv_n_cgroup_root=/; else nv_n_cgroup_root=/nativevirt-$nv_n_name; fi
+	nv_n_pods_first=${NV_POD_CIDR%%.0.0/*}.$i.1
+	nv_n_pods_last=${NV_POD_CIDR%%.0.0/*}.$i.254
+}
+
+# nv_procs: every process of a cluster of NV_NODES nodes, in start order.
+nv_procs() {
+	local n
+	printf '%s\n' "${NV_CONTROL_PLANE_PROCS[@]}"
+	for n in $(nv_node_names); do
+		printf '%s\n' "containerd-$n" "kubelet-$n"
+	done
+}
+
+# nv_ctr_at SOCKET ARGS...: ctr against the containerd at SOCKET, in the namespace the CRI uses.
+nv_ctr_at() {
+	local sock=$1
+	shift
+	ctr --address "$sock" --namespace k8s.io "$@"
+}
+
+# nv_containerd_socks: the sockets of the nodes' containerds that run now.
+nv_containerd_socks() {
+	local s
+	for s in "$NV_RUN_DIR"/*/containerd.sock; do
+		[[ -S $s ]] && echo "$s"
+	done
+	return 0
 }

@@ -74,7 +74,9 @@ nv_pki_issue() {
 }
 
 # nv_pki_tokens: the token file, one random token per identity; identities added to the lists
-# after the first start are appended.
+# after the first start are appended, and NV_TOKENS_ADDED says so (kube-apiserver reads the
+# file when it starts).
+NV_TOKENS_ADDED=0
 nv_pki_tokens() {
 	local f=$NV_PKI/tokens.csv
 	touch "$f"
@@ -84,9 +86,13 @@ nv_pki_tokens() {
 		"admin admin system:masters"
 		"system:kube-controller-manager kube-controller-manager -"
 		"system:kube-scheduler kube-scheduler -"
-		"system:node:$NV_NODE_NAME node-$NV_NODE_NAME system:nodes"
 	)
-	local u
+	# Every node a cluster may have, so that a cluster can grow without a new token file.
+	local u i n
+	for ((i = 1; i <= NV_MAX_NODES; i++)); do
+		n=$(nv_node_name "$i")
+		ids+=("system:node:$n node-$n system:nodes")
+	done
 	for u in "${NV_TEST_USERS[@]}"; do
 		ids+=("$u $u -")
 	done
@@ -94,6 +100,7 @@ nv_pki_tokens() {
 	for id in "${ids[@]}"; do
 		read -r user uid groups <<<"$id"
 		[[ -n $(nv_token "$user") ]] && continue
+		NV_TOKENS_ADDED=1
 		if [[ $groups == - ]]; then
 			echo "$(openssl rand -hex 24),$user,$uid" >>"$f"
 		else
@@ -154,8 +161,10 @@ nv_pki_ensure() {
 	nv_kubeconfig "$NV_KUBECONFIG" admin
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-controller-manager.kubeconfig" system:kube-controller-manager
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-scheduler.kubeconfig" system:kube-scheduler
-	nv_kubeconfig "$NV_KUBECONFIGS/kubelet.kubeconfig" "system:node:$NV_NODE_NAME"
-	local u
+	local u n
+	for n in $(nv_node_names); do
+		nv_kubeconfig "$NV_KUBECONFIGS/kubelet-$n.kubeconfig" "system:node:$n"
+	done
 	for u in "${NV_TEST_USERS[@]}"; do
 		nv_kubeconfig "$NV_KUBECONFIGS/$u.kubeconfig" "$u"
 	done

@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2e holds the end-to-end tests: they run against the local single-node Kubernetes
-// of hack/cluster (real kube-apiserver, kubelet, containerd), brought up once by TestMain.
+// Package e2e holds the end-to-end tests: they run against the local Kubernetes of
+// hack/cluster (real kube-apiserver, kubelets, containerd), brought up once by TestMain with
+// $NV_NODES nodes (make test-e2e sets it; tests that need two nodes skip with fewer).
 package e2e
 
 import (
@@ -68,7 +69,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: bringing the cluster up: %v (logs in %s)\n", err, c.LogsDir())
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "e2e: cluster up in %s (started here: %t)\n", time.Since(start).Round(time.Second), c.StartedHere())
+	fmt.Fprintf(os.Stderr, "e2e: cluster of %d node(s) (NV_NODES) up in %s (started here: %t)\n", c.Nodes(), time.Since(start).Round(time.Second), c.StartedHere())
 	cluster = c
 
 	code := m.Run()

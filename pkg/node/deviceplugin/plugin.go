@@ -20,6 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
 
 const (
@@ -153,7 +155,16 @@ func (p *Plugin) Run(ctx context.Context) error {
 
 // serveOnce serves until the socket disappears or ctx ends.
 func (p *Plugin) serveOnce(ctx context.Context, logger klog.Logger) error {
-	sock := filepath.Join(p.Dir, p.socketName())
+	// The sockets are named through an open descriptor of the directory: below a kubelet
+	// --root-dir deeper than /var/lib/kubelet their paths can exceed the 108 bytes a unix
+	// socket address holds. The directory is opened again on every serve: it may have been
+	// recreated.
+	dir, err := podfs.Open(p.Dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	sock := dir.Path(p.socketName())
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -167,10 +178,10 @@ func (p *Plugin) serveOnce(ctx context.Context, logger klog.Logger) error {
 	go func() { done <- srv.Serve(ln) }()
 	defer srv.Stop()
 
-	if err := p.register(ctx); err != nil {
+	if err := p.register(ctx, dir.Path(filepath.Base(pluginapi.KubeletSocket))); err != nil {
 		return err
 	}
-	logger.Info("Device plugin registered", "socket", sock)
+	logger.Info("Device plugin registered", "socket", dir.HostPath(p.socketName()))
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -187,12 +198,11 @@ func (p *Plugin) serveOnce(ctx context.Context, logger klog.Logger) error {
 	}
 }
 
-// register announces the plugin to the kubelet's registration socket.
-func (p *Plugin) register(ctx context.Context) error {
+// register announces the plugin to the kubelet's registration socket at path.
+func (p *Plugin) register(ctx context.Context, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := grpc.NewClient("unix://"+filepath.Join(p.Dir, filepath.Base(pluginapi.KubeletSocket)),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}

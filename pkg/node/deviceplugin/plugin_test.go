@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
 
 // kubelet is a fake registration endpoint.
@@ -26,18 +29,43 @@ func (k *kubelet) Register(_ context.Context, r *pluginapi.RegisterRequest) (*pl
 }
 
 func TestPlugin(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dp")
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		// sub is appended to a temporary directory.
+		sub string
+	}{
+		{name: "kubelet directory with a short path"},
+		// A kubelet --root-dir in a deep checkout, as with the nodes of the local cluster:
+		// the sockets' paths exceed the 108 bytes of a unix socket address.
+		{name: "kubelet directory deeper than a socket address holds", sub: strings.Repeat("deep-directory/", 8)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), tt.sub)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if long := len(filepath.Join(dir, "nativevirt-kvm.sock")) > 108; long != (tt.sub != "") {
+				t.Fatalf("socket path of %d bytes: the case needs another directory", len(dir))
+			}
+			testPlugin(t, dir)
+		})
 	}
-	defer os.RemoveAll(dir)
+}
+
+func testPlugin(t *testing.T, dir string) {
 	dev := filepath.Join(dir, "kvm")
 	if err := os.WriteFile(dev, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The test names the sockets through the directory's descriptor too (the long case).
+	d, err := podfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
 
 	k := &kubelet{got: make(chan *pluginapi.RegisterRequest, 4)}
-	ln, err := net.Listen("unix", filepath.Join(dir, "kubelet.sock"))
+	ln, err := net.Listen("unix", d.Path("kubelet.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +89,7 @@ func TestPlugin(t *testing.T) {
 		t.Errorf("registration = %v", reg)
 	}
 
-	conn, err := grpc.NewClient("unix://"+filepath.Join(dir, reg.Endpoint), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+d.Path(reg.Endpoint), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package framework drives the local single-node Kubernetes of hack/cluster from Go tests:
-// it brings the cluster up with the same scripts `make run` uses (one implementation, not
-// two), and gives tests kubectl and client-go access as the admin or as one of the test users.
+// Package framework drives the local Kubernetes of hack/cluster from Go tests: it brings the
+// cluster up with the same scripts `make run` uses (one implementation, not two), with as many
+// nodes as $NV_NODES says, and gives tests kubectl and client-go access as the admin or as one
+// of the test users.
 package framework
 
 import (
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,16 +45,21 @@ const AdminUser = "admin"
 // hanging it until go test's own timeout.
 const DefaultKubectlTimeout = 5 * time.Minute
 
+// DefaultNodes is the number of kubelet nodes of the cluster when $NV_NODES is not set.
+const DefaultNodes = 1
+
 // Cluster is the local cluster of one repository checkout.
 type Cluster struct {
 	root        string
 	dir         string
 	bin         string
+	nodes       int
 	startedHere bool
 }
 
 // New returns the Cluster of the repository that contains the working directory. The state
-// directory is $NV_LOCAL_DIR when set (as for hack/cluster/up.sh), else _output/local.
+// directory is $NV_LOCAL_DIR when set (as for hack/cluster/up.sh), else _output/local; the
+// number of nodes is $NV_NODES when set, else DefaultNodes.
 func New() (*Cluster, error) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -62,7 +69,13 @@ func New() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCluster(root, os.Getenv("NV_LOCAL_DIR"), os.Getenv("NV_BIN_DIR")), nil
+	nodes, err := parseNodes(os.Getenv("NV_NODES"))
+	if err != nil {
+		return nil, err
+	}
+	c := newCluster(root, os.Getenv("NV_LOCAL_DIR"), os.Getenv("NV_BIN_DIR"))
+	c.nodes = nodes
+	return c, nil
 }
 
 func newCluster(root, dir, bin string) *Cluster {
@@ -72,7 +85,19 @@ func newCluster(root, dir, bin string) *Cluster {
 	if bin == "" {
 		bin = filepath.Join(root, "_output", "bin")
 	}
-	return &Cluster{root: root, dir: dir, bin: bin}
+	return &Cluster{root: root, dir: dir, bin: bin, nodes: DefaultNodes}
+}
+
+// parseNodes reads $NV_NODES: empty means DefaultNodes; hack/cluster/up.sh checks the upper bound.
+func parseNodes(s string) (int, error) {
+	if s == "" {
+		return DefaultNodes, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("NV_NODES=%q: want a number of nodes, 1 or more", s)
+	}
+	return n, nil
 }
 
 // findRoot walks up from dir to the directory whose go.mod declares modulePath.
@@ -125,14 +150,40 @@ func (c *Cluster) IsUp(ctx context.Context) bool {
 	return err == nil
 }
 
+// Nodes is the number of kubelet nodes Up brings up ($NV_NODES).
+func (c *Cluster) Nodes() int { return c.nodes }
+
 // Up brings the cluster up with hack/cluster/up.sh (which installs packages and builds the
-// Kubernetes binaries when missing) unless it is up already. Its progress goes to stderr.
+// Kubernetes binaries when missing) unless it is up already with Nodes ready nodes or more; a
+// cluster that is up with fewer gets the missing nodes. Its progress goes to stderr.
 func (c *Cluster) Up(ctx context.Context) error {
-	if c.IsUp(ctx) {
-		return nil
+	up := c.IsUp(ctx)
+	if up {
+		n, err := c.readyNodes(ctx)
+		if err == nil && n >= c.nodes {
+			return nil
+		}
 	}
-	c.startedHere = true
+	c.startedHere = !up
 	return c.Run(ctx, "hack/cluster/up.sh")
+}
+
+// readyNodes counts the nodes whose Ready condition is True.
+func (c *Cluster) readyNodes(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := c.kubectl(ctx, c.Kubeconfig(AdminUser), "", "get", "nodes",
+		"-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range strings.Fields(out) {
+		if s == "True" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // StartedHere reports whether Up started the cluster (rather than finding it up), so that
@@ -153,7 +204,7 @@ func (c *Cluster) Run(ctx context.Context, script string, args ...string) error 
 	cmd.Dir = c.root
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "NV_LOCAL_DIR="+c.dir, "NV_BIN_DIR="+c.bin)
+	cmd.Env = append(os.Environ(), "NV_LOCAL_DIR="+c.dir, "NV_BIN_DIR="+c.bin, "NV_NODES="+strconv.Itoa(c.nodes))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w", script, err)
 	}

@@ -100,6 +100,35 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+func TestParseNodes(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int
+		wantErr bool
+	}{
+		{in: "", want: DefaultNodes},
+		{in: "1", want: 1},
+		{in: "2", want: 2},
+		{in: "0", wantErr: true},
+		{in: "-1", wantErr: true},
+		{in: "two", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseNodes(tc.in)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "NV_NODES") {
+					t.Fatalf("parseNodes(%q) = %d, %v; want an error naming NV_NODES", tc.in, got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("parseNodes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestKubectlErrorCarriesStderr(t *testing.T) {
 	tmp := t.TempDir()
 	// A stand-in kubectl that echoes its arguments and fails when asked to.
