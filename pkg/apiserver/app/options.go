@@ -67,7 +67,7 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPathPrefix,
-			apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)),
+			apiserver.StorageCodec(kubevirtv1.SchemeGroupVersion)),
 		DataDir: defaultDataDir(),
 	}
 	// Store v1 whatever version a client wrote.

@@ -18,6 +18,12 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// Raft log retention of the single member (see Start).
+const (
+	snapshotCount          = 2000
+	snapshotCatchUpEntries = 500
+)
+
 // Options configures the embedded etcd member.
 type Options struct {
 	// DataDir holds the member's WAL and snapshot; created if missing.
@@ -78,6 +84,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	cfg.LogLevel = "error"
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
 	cfg.AutoCompactionRetention = "1h"
+	// etcd keeps every raft entry since its last snapshot in memory, plus SnapshotCatchUpEntries
+	// after it for followers that fall behind. A single member has no followers, and an entry
+	// here is a whole stored object (~5 KB for a VirtualMachine): with etcd's defaults (10,000 +
+	// 5,000) a burst of writes keeps ~70 MiB of old entries alive. A snapshot of this member is
+	// cheap (the v2 store holds only the membership; the data is in bbolt already).
+	cfg.SnapshotCount = snapshotCount
+	cfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
 	if o.MaxRequestBytes > 0 {
 		cfg.MaxRequestBytes = o.MaxRequestBytes
 	}

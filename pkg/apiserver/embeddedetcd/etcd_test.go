@@ -1,0 +1,66 @@
+package embeddedetcd
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+)
+
+// The member snapshots its raft log every snapshotCount entries (so that it does not keep a
+// long log in memory) and a restart recovers from that snapshot plus the WAL after it.
+func TestSnapshotAndRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Start(ctx, Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+
+	writes := snapshotCount + snapshotCount/2
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < writes; i += 16 {
+				key := fmt.Sprintf("/k/%05d", i)
+				if _, err := s.etcd.Server.Put(ctx, &pb.PutRequest{Key: []byte(key), Value: []byte(key)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	snaps, err := filepath.Glob(filepath.Join(dir, "member-data", "member", "snap", "*.snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) == 0 {
+		t.Fatalf("no raft snapshot after %d writes (snapshot every %d entries)", writes, snapshotCount)
+	}
+
+	s.Stop()
+	s, err = Start(ctx, Options{DataDir: dir})
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	resp, err := s.etcd.Server.Range(ctx, &pb.RangeRequest{Key: []byte("/k/"), RangeEnd: []byte("/k0"), CountOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != int64(writes) {
+		t.Errorf("after restart: %d keys, want %d", resp.Count, writes)
+	}
+}
