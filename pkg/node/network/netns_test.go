@@ -9,15 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+
+	"github.com/nativevirt/nativevirt/pkg/node/network/netnstest"
 )
 
 // This file tests Apply in real network namespaces of its own (root only):
@@ -60,52 +60,12 @@ func newNetNS(t *testing.T, role string) string {
 	return name
 }
 
-// inNetNS runs f on an OS thread in namespace name; sockets f makes stay there.
-func inNetNS(t *testing.T, name string, f func() error) error {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open("/run/netns/" + name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		if err := setns(target); err != nil {
-			errc <- err
-			return
-		}
-		ferr := f()
-		if err := setns(orig); err != nil {
-			errc <- err // the thread stays locked and dies with the goroutine
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
-}
-
-func setns(f *os.File) error {
-	if _, _, e := syscall.RawSyscall(sysSetns, f.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
 // peerServer listens on addr in namespace ns and answers every connection
 // with the address it came from.
 func peerServer(t *testing.T, ns, addr string) {
 	t.Helper()
 	var ln net.Listener
-	if err := inNetNS(t, ns, func() (err error) { ln, err = net.Listen("tcp4", addr); return err }); err != nil {
+	if err := netnstest.Run(ns, func() (err error) { ln, err = net.Listen("tcp4", addr); return err }); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
@@ -126,7 +86,7 @@ func peerServer(t *testing.T, ns, addr string) {
 func askPeer(t *testing.T, ns, addr string) (string, error) {
 	t.Helper()
 	var c net.Conn
-	if err := inNetNS(t, ns, func() (err error) { c, err = net.DialTimeout("tcp4", addr, 3*time.Second); return err }); err != nil {
+	if err := netnstest.Run(ns, func() (err error) { c, err = net.DialTimeout("tcp4", addr, 3*time.Second); return err }); err != nil {
 		return "", err
 	}
 	defer c.Close()

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nativevirt/nativevirt/pkg/node/network/netnstest"
 )
 
 // podNetwork gives the simulated pod (the network namespace of process pid)
@@ -45,50 +45,11 @@ func podNetwork(t *testing.T, pid int) string {
 	return node
 }
 
-// inNetNS runs f on an OS thread in the named namespace; sockets f makes stay there.
-func inNetNS(name string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open("/run/netns/" + name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		if err := setns(target); err != nil {
-			errc <- err
-			return
-		}
-		ferr := f()
-		if err := setns(orig); err != nil {
-			errc <- err // the thread stays locked and ends with the goroutine
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
-}
-
-func setns(f *os.File) error {
-	if _, _, e := syscall.RawSyscall(sysSetns, f.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
 // httpGet fetches / from addr out of the node namespace.
 func httpGet(t *testing.T, nodeNS, addr string) (string, error) {
 	t.Helper()
 	var c net.Conn
-	if err := inNetNS(nodeNS, func() (err error) { c, err = net.DialTimeout("tcp4", addr, 5*time.Second); return err }); err != nil {
+	if err := netnstest.Run(nodeNS, func() (err error) { c, err = net.DialTimeout("tcp4", addr, 5*time.Second); return err }); err != nil {
 		return "", err
 	}
 	defer c.Close()
@@ -130,7 +91,7 @@ func checkGuestNetwork(t *testing.T, p *pod, console io.ReadWriter) {
 	t.Logf("GET http://%s:8080/ from outside the pod: %q", podIP, webMarker)
 
 	var ln net.Listener
-	if err := inNetNS(p.nodeNS, func() (err error) { ln, err = net.Listen("tcp4", nodeIP+":9090"); return err }); err != nil {
+	if err := netnstest.Run(p.nodeNS, func() (err error) { ln, err = net.Listen("tcp4", nodeIP+":9090"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()

@@ -1,4 +1,0 @@
-package node
-
-// sysSetns is setns(2) on amd64 (the syscall package predates it).
-const sysSetns = 308
