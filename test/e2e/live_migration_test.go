@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 )
 
 // migrationTimeout bounds a migration from its creation to its end (target pod start under
@@ -187,6 +188,12 @@ func (f *flow) migrateCancelled(mw *migrationWatch, rec *tickRecorder, vmiUID ty
 	})
 	t.Logf("CANCEL: `nativevirt migrate-cancel` → migration and target pod gone in %s", time.Since(cancelled).Round(10*time.Millisecond))
 	mw.checkOrder(t, m.UID, mw.last(m.UID), kubevirtv1.MigrationRunning)
+	events, _ := f.c.Kubectl("get", "events", "-n", f.ns, "--field-selector", "involvedObject.name="+m.Name,
+		"-o", "custom-columns=REASON:.reason,MESSAGE:.message", "--sort-by=.lastTimestamp")
+	t.Logf("events of the cancelled migration:\n%s", events)
+	if !strings.Contains(events, migration.EventSuccessfulAbort) || !strings.Contains(events, "Migration canceled") {
+		t.Errorf("events of the cancelled migration: want %s and \"Migration canceled\"", migration.EventSuccessfulAbort)
+	}
 	f.stayed(rec, vmiUID, source, m.UID, true)
 	return m.UID
 }
@@ -214,6 +221,20 @@ func (f *flow) migrateTargetKilled(mw *migrationWatch, rec *tickRecorder, vmiUID
 	mw.checkOrder(t, m.UID, kubevirtv1.MigrationFailed, kubevirtv1.MigrationRunning)
 	if s := m.Status.MigrationState; s == nil || !s.Completed || !s.Failed || s.FailureReason == "" {
 		t.Errorf("failed migration's state %+v: want completed, failed, with a reason", s)
+	}
+	// Either the source agent saw its tunnel break, or the controller saw the pod go first and
+	// had the transfer aborted: not a cancel either way.
+	var failed *kubevirtv1.VirtualMachineInstanceMigrationCondition
+	for i, c := range m.Status.Conditions {
+		if c.Type == migration.ConditionFailed {
+			failed = &m.Status.Conditions[i]
+		}
+	}
+	if failed == nil || (failed.Reason != migration.ReasonTargetDown && failed.Reason != migration.ReasonSourceFailed) ||
+		strings.Contains(strings.ToLower(failed.Message), "cancel") {
+		t.Errorf("migration condition %s: %+v, want reason %s or %s, not a cancel", migration.ConditionFailed, failed, migration.ReasonTargetDown, migration.ReasonSourceFailed)
+	} else {
+		t.Logf("migration condition %s: %s: %s", failed.Type, failed.Reason, failed.Message)
 	}
 	f.stayed(rec, vmiUID, source, m.UID, false)
 }
