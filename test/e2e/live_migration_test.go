@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func TestLiveMigration(t *testing.T) {
 		return s == corev1.ConditionTrue, err
 	})
 	mw := f.watchMigrations()
+	bridgeMAC := podBridgeMAC(t)
 
 	target := f.migrateHappyPath(mw, rec, vmi, source)
 	f.consoleCheck(demoVM)
@@ -67,6 +69,29 @@ func TestLiveMigration(t *testing.T) {
 	earlier[cancelled] = true
 	f.migrateTargetKilled(mw, rec, vmi.UID, target, earlier)
 	f.consoleCheck(demoVM)
+	// The pods' gateway (and the nodes' addresses) keep their MAC while launcher pods come and go.
+	if got := podBridgeMAC(t); got != bridgeMAC {
+		t.Errorf("the pod bridge's MAC changed from %s to %s with the launcher pods: pods' neighbour entries for the nodes went stale", bridgeMAC, got)
+	}
+}
+
+// podBridgeMAC is the MAC of the pods' bridge (hack/cluster: nv0), which must be set, not
+// inherited from its ports (/sys/class/net/*/addr_assign_type 3, NET_ADDR_SET).
+func podBridgeMAC(t *testing.T) string {
+	t.Helper()
+	mac, err := os.ReadFile("/sys/class/net/nv0/address")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, err := os.ReadFile("/sys/class/net/nv0/addr_assign_type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(typ)) != "3" {
+		t.Errorf("bridge nv0's MAC %s has addr_assign_type %s, want 3 (set): an inherited MAC changes with the pods' veths",
+			strings.TrimSpace(string(mac)), strings.TrimSpace(string(typ)))
+	}
+	return strings.TrimSpace(string(mac))
 }
 
 // migrateHappyPath migrates the guest of vmi from its pod source to the other node and checks
