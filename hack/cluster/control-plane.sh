@@ -23,6 +23,11 @@ nv_network_up() {
 	if ! ip link show "$NV_BRIDGE" >/dev/null 2>&1; then
 		ip link add "$NV_BRIDGE" type bridge
 	fi
+	# A fixed MAC: a bridge without one takes the lowest MAC of its ports, so it changed whenever
+	# a pod's veth came or went, and pods' cached neighbour entries for the nodes' addresses
+	# pointed at a MAC nobody answered for seconds (kube-apiserver's dials to the node agents
+	# timed out after pod churn, e.g. migrations).
+	ip link set "$NV_BRIDGE" address "$NV_BRIDGE_MAC"
 	if ! ip -4 addr show dev "$NV_BRIDGE" | grep -q "inet $NV_BRIDGE_IP/"; then
 		ip addr add "$NV_BRIDGE_IP/${NV_POD_CIDR#*/}" dev "$NV_BRIDGE"
 	fi

@@ -19,6 +19,8 @@ NV_RUN_DIR=/run/nativevirt
 # Network: pods live on bridge nv0; kube-apiserver listens on the bridge's address so that pods
 # reach it directly (there is no kube-proxy; see artifacts/local for the env that points there).
 NV_BRIDGE=nv0
+# NV_BRIDGE_MAC is the bridge's fixed (locally administered) MAC.
+NV_BRIDGE_MAC=02:88:00:00:00:01
 NV_BRIDGE_IP=10.88.0.1
 NV_POD_CIDR=10.88.0.0/16
 NV_SERVICE_CIDR=10.96.0.0/24

@@ -279,14 +279,20 @@ func finished(in *input) plan {
 func completed(in *input, p *plan, ms *kubevirtv1.VirtualMachineInstanceMigrationState) {
 	switch {
 	case ms.Failed:
-		msg := "source node reported migration failed"
+		reason, msg := ReasonSourceFailed, "source node reported migration failed"
 		if ms.FailureReason != "" {
 			msg += ": " + ms.FailureReason
 		}
 		if ms.AbortRequested && ms.AbortStatus == kubevirtv1.MigrationAbortSucceeded {
-			msg = "Migration canceled: the node agent aborted the transfer"
+			// The controller asks for an abort when the migration is deleted (a cancel) and when
+			// the target pod went down during the transfer (following).
+			if in.m.DeletionTimestamp != nil {
+				msg = "Migration canceled: the node agent aborted the transfer"
+			} else {
+				reason, msg = ReasonTargetDown, "Migration failed because target pod shutdown during migration: the node agent aborted the transfer"
+			}
 		}
-		p.fail(in, ReasonSourceFailed, msg)
+		p.fail(in, reason, msg)
 	case ms.TargetNodeDomainDetected:
 		// The handover: the target pod becomes the instance's pod.
 		p.phase = kubevirtv1.MigrationSucceeded

@@ -199,6 +199,12 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: kubevirtv1.MigrationRunning, WriteState: true,
 				State:        withState(transferStarted, func(ms *kubevirtv1.VirtualMachineInstanceMigrationState) { ms.AbortRequested = true }),
 				EventReasons: []string{EventSuccessfulAbort}}},
+		{name: "target killed during the transfer, the source aborted", m: newMig(phase(kubevirtv1.MigrationRunning)),
+			vmi: newVMI(state(transferFailed, func(ms *kubevirtv1.VirtualMachineInstanceMigrationState) {
+				ms.AbortRequested, ms.AbortStatus = true, kubevirtv1.MigrationAbortSucceeded
+			})), pods: []*corev1.Pod{source()},
+			want:    outcome{Phase: kubevirtv1.MigrationFailed, FailReason: ReasonTargetDown, DropFinalizer: true, EventReasons: failedEvents},
+			wantMsg: "Migration failed because target pod shutdown during migration: the node agent aborted the transfer"},
 		{name: "guest moved but the target pod died before detection", m: newMig(phase(kubevirtv1.MigrationRunning)), vmi: newVMI(state(transferDone)),
 			pods: []*corev1.Pod{source(), target(onNode("node-b"), podPhase(corev1.PodFailed))},
 			want: outcome{Phase: kubevirtv1.MigrationFailed, FailReason: ReasonTargetDown, DeleteTargets: []string{"target"}, DropFinalizer: true,
