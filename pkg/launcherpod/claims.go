@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,6 +16,11 @@ import (
 // per volume holding the disk image (disk.img); block-mode claims appear as /dev/<volume>. The
 // node's domain converter points the guest at the same places (convert.DefaultPVCDir).
 const ClaimsDir = "/var/run/nativevirt-pvcs"
+
+// SharedVolumesAnnotation on a launcher pod lists (comma-separated) the claim volumes that other
+// nodes can attach at the same time (ReadWriteMany): the node agent keeps them in place during a
+// live migration instead of copying them, so they do not stop the guest from migrating.
+const SharedVolumesAnnotation = "nativevirt.io/shared-volumes"
 
 // ClaimLookup returns the PersistentVolumeClaim namespace/name, or an error that satisfies
 // apierrors.IsNotFound when there is none.
@@ -28,6 +34,8 @@ var ErrClaimPending = errors.New("persistent volume claim pending")
 type claimVolume struct {
 	volume, claim string
 	readOnly      bool
+	// ephemeral: the claim is the read-only base of a local overlay, which does not move.
+	ephemeral bool
 }
 
 // claimVolumes lists the instance's volumes backed by a claim: persistentVolumeClaim, and the
@@ -37,9 +45,9 @@ func claimVolumes(vmi *kubevirtv1.VirtualMachineInstance) []claimVolume {
 	for _, v := range vmi.Spec.Volumes {
 		switch {
 		case v.PersistentVolumeClaim != nil:
-			out = append(out, claimVolume{v.Name, v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly})
+			out = append(out, claimVolume{volume: v.Name, claim: v.PersistentVolumeClaim.ClaimName, readOnly: v.PersistentVolumeClaim.ReadOnly})
 		case v.Ephemeral != nil && v.Ephemeral.PersistentVolumeClaim != nil:
-			out = append(out, claimVolume{v.Name, v.Ephemeral.PersistentVolumeClaim.ClaimName, true})
+			out = append(out, claimVolume{v.Name, v.Ephemeral.PersistentVolumeClaim.ClaimName, true, true})
 		}
 	}
 	return out
@@ -61,6 +69,7 @@ func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup C
 		return errors.New("persistent volume claims are not available to this controller")
 	}
 	compute := &pod.Spec.Containers[0]
+	var shared []string
 	for _, c := range claims {
 		for _, reserved := range []string{PrivateVolume, DisksVolume, BinVolume} {
 			if c.volume == reserved {
@@ -77,6 +86,9 @@ func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup C
 				ClaimName: c.claim, ReadOnly: c.readOnly,
 			}},
 		})
+		if !c.ephemeral && IsShared(pvc) {
+			shared = append(shared, c.volume)
+		}
 		if IsBlock(pvc) {
 			compute.VolumeDevices = append(compute.VolumeDevices, corev1.VolumeDevice{Name: c.volume, DevicePath: path.Join("/dev", c.volume)})
 			continue
@@ -89,7 +101,34 @@ func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup C
 			compute.Command = append(compute.Command, "--claim-disk", c.volume+"="+strconv.FormatInt(size, 10))
 		}
 	}
+	if len(shared) > 0 {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[SharedVolumesAnnotation] = strings.Join(shared, ",")
+	}
 	return nil
+}
+
+// IsShared reports whether a claim can be attached on several nodes at once (ReadWriteMany).
+func IsShared(pvc *corev1.PersistentVolumeClaim) bool {
+	for _, m := range pvc.Spec.AccessModes {
+		if m == corev1.ReadWriteMany {
+			return true
+		}
+	}
+	return false
+}
+
+// SharedVolumes reads SharedVolumesAnnotation of a launcher pod.
+func SharedVolumes(pod *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range strings.Split(pod.Annotations[SharedVolumesAnnotation], ",") {
+		if v != "" {
+			out[v] = true
+		}
+	}
+	return out
 }
 
 // claimCapacity is the bound volume's capacity, else the requested storage, in bytes (0 when

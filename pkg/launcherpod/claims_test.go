@@ -126,3 +126,31 @@ func TestRenderClaimErrors(t *testing.T) {
 		})
 	}
 }
+
+// ReadWriteMany claims are announced to the node agent: they stay in place during a migration.
+func TestRenderSharedClaims(t *testing.T) {
+	rwx := pvc("shared-claim", corev1.PersistentVolumeFilesystem)
+	rwx.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	rwo := pvc("local-claim", corev1.PersistentVolumeFilesystem)
+	rwo.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	ephemeral := kubevirtv1.Volume{Name: "base", VolumeSource: kubevirtv1.VolumeSource{Ephemeral: &kubevirtv1.EphemeralVolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-claim"}}}}
+	vmi := claimVMI(pvcVolume("shared", "shared-claim", false), pvcVolume("local", "local-claim", false), ephemeral)
+	pod, err := Render(vmi, Config{Claims: claims(rwx, rwo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pod.Annotations[SharedVolumesAnnotation]; got != "shared" {
+		t.Errorf("%s = %q, want %q", SharedVolumesAnnotation, got, "shared")
+	}
+	if d := cmp.Diff(map[string]bool{"shared": true}, SharedVolumes(pod)); d != "" {
+		t.Errorf("SharedVolumes (-want +got):\n%s", d)
+	}
+	plain, err := Render(claimVMI(pvcVolume("local", "local-claim", false)), Config{Claims: claims(rwo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Annotations[SharedVolumesAnnotation]; ok || len(SharedVolumes(plain)) != 0 {
+		t.Errorf("a pod without shared claims has %q", plain.Annotations[SharedVolumesAnnotation])
+	}
+}

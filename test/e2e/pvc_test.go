@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,51 +47,10 @@ func TestPersistentVolumeClaimDisk(t *testing.T) {
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
 	ctx := context.Background()
 
-	hostDir, err := os.MkdirTemp("", "nativevirt-e2e-pv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
-	const class = "nativevirt-e2e-manual"
-	pvName := e.ns + "-data"
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(pvcSize, resource.BinarySI)},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              class,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: hostDir, Type: ptrTo(corev1.HostPathDirectory)}},
-		},
-	}
-	if _, err := e.kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
-	})
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: e.ns},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: ptrTo(class),
-			VolumeName:       pvName,
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceStorage: *resource.NewQuantity(pvcSize, resource.BinarySI)}},
-		},
-	}
-	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	hostDir := e.hostPathClaim("data", corev1.ReadWriteOnce)
 
 	vm := e.demoVM(kubevirtv1.RunStrategyAlways)
-	tmpl := &vm.Spec.Template.Spec
-	tmpl.Domain.Devices.Disks = append(tmpl.Domain.Devices.Disks, kubevirtv1.Disk{Name: "data", Serial: "nvdata",
-		DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}})
-	tmpl.Volumes = append(tmpl.Volumes, kubevirtv1.Volume{Name: "data", VolumeSource: kubevirtv1.VolumeSource{
-		PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}})
+	withClaimDisk(vm, "data")
 	if _, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, vm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +71,8 @@ func TestPersistentVolumeClaimDisk(t *testing.T) {
 		f.dump()
 		t.Fatalf("console of %s: no shell prompt:\n%s", vmi.Name, s.all())
 	}
-	s.send(`for d in /sys/block/vd*; do [ "$(cat $d/serial 2>/dev/null)" = nvdata ] && echo "nvdisk=${d##*/} sectors=$(cat $d/size)"; done`)
-	m := s.expect(regexp.MustCompile(`nvdisk=(vd[a-z]+) sectors=(\d+)`), time.Minute, false)
+	s.send(claimDiskScript)
+	m := s.expect(claimDiskRE, time.Minute, false)
 	if m == nil {
 		t.Fatalf("no disk with serial nvdata in the guest:\n%s", s.all())
 	}
@@ -124,9 +84,97 @@ func TestPersistentVolumeClaimDisk(t *testing.T) {
 	if s.expect(regexp.MustCompile(`(?m)^written-2`), time.Minute, false) == nil {
 		t.Fatalf("writing to /dev/%s failed:\n%s", m[1], s.all())
 	}
-	f.waitFor("the guest's marker in "+image, time.Minute, func() (bool, error) {
+	f.fileHas(image, marker)
+	t.Logf("guest disk /dev/%s (%s sectors) on claim data; marker %q found in %s", m[1], m[2], marker, image)
+
+	// A ReadWriteOnce claim cannot follow the guest to another node: LiveMigratable is False
+	// with the reason, and a migration is refused with it.
+	f.waitFor("LiveMigratable=False (DisksNotLiveMigratable)", controllerTimeout, func() (bool, error) {
+		v, err := f.vmi(demoVM)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range v.Status.Conditions {
+			if c.Type == kubevirtv1.VirtualMachineInstanceIsMigratable {
+				return c.Status == corev1.ConditionFalse && c.Reason == "DisksNotLiveMigratable", fmt.Errorf("%s %s", c.Status, c.Reason)
+			}
+		}
+		return false, fmt.Errorf("no LiveMigratable condition")
+	})
+	out, err := f.cli.command(ctx, "migrate", demoVM).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Cannot migrate VMI") || !strings.Contains(string(out), "DisksNotLiveMigratable") {
+		t.Errorf("nativevirt migrate of a VM on a ReadWriteOnce claim: err %v, output %q; want a refusal naming DisksNotLiveMigratable", err, out)
+	}
+	t.Logf("$ nativevirt migrate %s\n%s", demoVM, indentLines(strings.TrimSpace(string(out))))
+}
+
+// hostPathClaim creates a PersistentVolume on a fresh directory of this machine (every node of
+// the local cluster runs here, so it stands in for shared storage too) and a claim named name in
+// the test's namespace bound to it, 64 MiB, with the access mode given. It returns the directory.
+func (e *ctrlEnv) hostPathClaim(name string, mode corev1.PersistentVolumeAccessMode) string {
+	e.t.Helper()
+	ctx := context.Background()
+	hostDir, err := os.MkdirTemp("", "nativevirt-e2e-pv-")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
+	const class = "nativevirt-e2e-manual"
+	pvName := e.ns + "-" + name
+	size := *resource.NewQuantity(pvcSize, resource.BinarySI)
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{mode},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              class,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: hostDir, Type: ptrTo(corev1.HostPathDirectory)}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+			StorageClassName: ptrTo(class),
+			VolumeName:       pvName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	return hostDir
+}
+
+// withClaimDisk adds a virtio disk with serial nvdata on claim `claim` to the VM's template.
+func withClaimDisk(vm *kubevirtv1.VirtualMachine, claim string) {
+	tmpl := &vm.Spec.Template.Spec
+	tmpl.Domain.Devices.Disks = append(tmpl.Domain.Devices.Disks, kubevirtv1.Disk{Name: "data", Serial: "nvdata",
+		DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}})
+	tmpl.Volumes = append(tmpl.Volumes, kubevirtv1.Volume{Name: "data", VolumeSource: kubevirtv1.VolumeSource{
+		PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}})
+}
+
+// claimDiskScript prints "nvdisk=<device> sectors=<n>" for the guest's disk with serial nvdata.
+const claimDiskScript = `for d in /sys/block/vd*; do [ "$(cat $d/serial 2>/dev/null)" = nvdata ] && echo "nvdisk=${d##*/} sectors=$(cat $d/size)"; done`
+
+var claimDiskRE = regexp.MustCompile(`nvdisk=(vd[a-z]+) sectors=(\d+)`)
+
+// fileHas polls until the first 4 KiB of path contain marker.
+func (f *flow) fileHas(path, marker string) {
+	f.t.Helper()
+	f.waitFor("marker "+marker+" in "+path, time.Minute, func() (bool, error) {
 		head := make([]byte, 4096)
-		fh, err := os.Open(image)
+		fh, err := os.Open(path)
 		if err != nil {
 			return false, err
 		}
@@ -134,7 +182,6 @@ func TestPersistentVolumeClaimDisk(t *testing.T) {
 		n, _ := fh.Read(head)
 		return bytes.Contains(head[:n], []byte(marker)), nil
 	})
-	t.Logf("guest disk /dev/%s (%s sectors) on claim data; marker %q found in %s", m[1], m[2], marker, image)
 }
 
 func hasMount(c corev1.Container, name, path string) bool {

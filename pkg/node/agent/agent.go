@@ -58,6 +58,9 @@ type DomainFacts struct {
 	// BlockVolumes names the claim volumes the launcher pod attaches as block
 	// devices (/dev/<volume>) instead of mounting a filesystem.
 	BlockVolumes map[string]bool
+	// SharedVolumes names its ReadWriteMany claim volumes (other nodes attach
+	// the same data; a live migration leaves them in place).
+	SharedVolumes map[string]bool
 }
 
 // BuildDomainFunc converts a VMI into its libvirt domain name and XML.

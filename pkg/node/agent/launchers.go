@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/console"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
@@ -28,9 +29,11 @@ type launcher struct {
 	fs     *podfs.Launcher
 	// blockVolumes are the volumes the pod attaches as block devices (claims in block mode).
 	blockVolumes map[string]bool
-	conn         virt.Conn
-	stop         func()
-	hub          *console.Hub
+	// sharedVolumes are its ReadWriteMany claims (launcherpod.SharedVolumesAnnotation).
+	sharedVolumes map[string]bool
+	conn          virt.Conn
+	stop          func()
+	hub           *console.Hub
 	// guestOSAt is when the guest agent was last asked (sync workers only;
 	// one key is never synced by two workers at once).
 	guestOSAt time.Time
@@ -90,7 +93,8 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		return nil, fmt.Errorf("%w: connecting to libvirt of pod %s: %v", podfs.ErrNotReady, pod.Name, err)
 	}
 	key := vmi.Namespace + "/" + vmi.Name
-	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn, blockVolumes: blockVolumes(pod)}
+	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn,
+		blockVolumes: blockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
 	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return a.openConsole(socket, domain) })
 	stop, err := conn.Watch(func(ev virt.Event) {

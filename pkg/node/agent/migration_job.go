@@ -24,6 +24,9 @@ import (
 type migration struct {
 	uid    types.UID // the migration's
 	domain string
+	// sharedDisks: the guest has disks on ReadWriteMany claims, which stay in
+	// place (see virt.MigrateParams.SharedDisks).
+	sharedDisks bool
 	// orphan: started by an earlier process of the agent; only libvirt's
 	// state tells how it went.
 	orphan bool
@@ -78,14 +81,16 @@ func inPod(ch streams.MigrationChannel) string {
 
 // migrateParams are the libvirt parameters of every migration: the three
 // channels go to the agent's sockets in the source pod (the tunnels), and
-// the writable disks of the disks volume are block-copied.
-func (a *Agent) migrateParams() virt.MigrateParams {
+// the writable disks of the disks volume are block-copied; disks on shared
+// claims are left in place.
+func (a *Agent) migrateParams(sharedDisks bool) virt.MigrateParams {
 	return virt.MigrateParams{
 		DestURI:        virt.URI(inPod(streams.ChannelLibvirt)),
 		MigrationURI:   "unix://" + inPod(streams.ChannelQEMU),
 		DisksURI:       "unix://" + inPod(streams.ChannelNBD),
 		CopyDisksUnder: launcherpod.DisksDir,
 		BandwidthMiB:   a.cfg.Migration.BandwidthMiB,
+		SharedDisks:    sharedDisks,
 	}
 }
 
@@ -118,7 +123,8 @@ func (a *Agent) startMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 		_ = proxy.Close()
 		return nil, fmt.Errorf("connecting to the source libvirt: %w", err)
 	}
-	m := &migration{uid: muid, domain: l.domain, abort: make(chan struct{}), done: make(chan struct{}), started: a.cfg.Now()}
+	m := &migration{uid: muid, domain: l.domain, sharedDisks: len(l.sharedVolumes) > 0,
+		abort: make(chan struct{}), done: make(chan struct{}), started: a.cfg.Now()}
 	a.mu.Lock()
 	a.migrations[vmi.UID] = m
 	runCtx := a.ctx
@@ -134,7 +140,7 @@ func (a *Agent) startMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 func (a *Agent) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
 	observer := conn
 	result := make(chan error, 1)
-	go func() { result <- conn.Migrate(m.domain, a.migrateParams()) }()
+	go func() { result <- conn.Migrate(m.domain, a.migrateParams(m.sharedDisks)) }()
 	logger.Info("Migration started", "domain", m.domain, "completionTimeout", completion, "progressTimeout", a.cfg.Migration.ProgressTimeout)
 
 	tick := time.NewTicker(a.cfg.Migration.Poll)

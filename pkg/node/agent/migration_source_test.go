@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 	"github.com/nativevirt/nativevirt/pkg/streams"
@@ -375,4 +376,38 @@ func TestMigrationTimeouts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMigrationWithSharedClaims: a guest whose only claim is ReadWriteMany (the launcher pod says
+// so) is LiveMigratable, and its transfer leaves that disk in place, flagged for libvirt.
+func TestMigrationWithSharedClaims(t *testing.T) {
+	e := newEnv(t)
+	vmi := scheduledVMI()
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, kubevirtv1.Volume{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{
+		PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}})
+	e.addVMI(vmi)
+	e.addLauncher(true)
+	obj, _, _ := e.pods.GetByKey(ns + "/virt-launcher-vm-abcde")
+	pod := obj.(*corev1.Pod).DeepCopy()
+	pod.Annotations = map[string]string{launcherpod.SharedVolumesAnnotation: "rwx"}
+	if err := e.pods.Update(pod); err != nil {
+		t.Fatal(err)
+	}
+	e.sync()
+	e.sync()
+	if c := e.condition(kubevirtv1.VirtualMachineInstanceIsMigratable); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("LiveMigratable %+v, want True for a ReadWriteMany claim", c)
+	}
+	release, started := e.blockMigrations(false)
+	e.migrateTo()
+	e.sync()
+	select {
+	case p := <-started:
+		if !p.SharedDisks {
+			t.Errorf("migration parameters %+v, want SharedDisks", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("libvirt was not asked to migrate")
+	}
+	release(nil)
 }

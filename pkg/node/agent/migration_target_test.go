@@ -281,6 +281,14 @@ func TestLiveMigratableCondition(t *testing.T) {
 		{"claim", func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "c", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}}}
 		}, corev1.ConditionFalse, ReasonDisksNotLiveMigratable},
+		{"shared (ReadWriteMany) claim", func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}}}
+		}, corev1.ConditionTrue, ""},
+		{"a shared and a local claim", func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []kubevirtv1.Volume{
+				{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}},
+				{Name: "c", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}}}
+		}, corev1.ConditionFalse, ReasonDisksNotLiveMigratable},
 		{"bridge binding", func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}
 		}, corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable},
@@ -288,7 +296,7 @@ func TestLiveMigratableCondition(t *testing.T) {
 	for _, tt := range tests {
 		v := scheduledVMI()
 		tt.mod(v)
-		c := liveMigratable(v)
+		c := liveMigratable(v, map[string]bool{"rwx": true})
 		if c.Status != tt.want || c.Reason != tt.reason || (tt.want == corev1.ConditionFalse && c.Message == "") {
 			t.Errorf("%s: %+v, want %s %s with a message", tt.name, c, tt.want, tt.reason)
 		}

@@ -157,7 +157,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if err != nil {
 		return 0, fmt.Errorf("preparing disks: %w", err)
 	}
-	facts.BlockVolumes = l.blockVolumes
+	facts.BlockVolumes, facts.SharedVolumes = l.blockVolumes, l.sharedVolumes
 	if err := a.prepareNetwork(ctx, vmi, l); err != nil {
 		return 0, err
 	}

@@ -80,7 +80,7 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 		removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
 		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
 	}
-	setCondition(&st, liveMigratable(vmi), now)
+	setCondition(&st, liveMigratable(vmi, l.sharedVolumes), now)
 	return st
 }
 
@@ -130,15 +130,17 @@ func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) []
 
 // liveMigratable is the LiveMigratable condition: volumes on node-local or
 // unshared storage cannot follow the guest to another node.
-func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachineInstanceCondition {
+func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance, shared map[string]bool) kubevirtv1.VirtualMachineInstanceCondition {
 	for _, v := range vmi.Spec.Volumes {
 		switch {
 		case v.HostDisk != nil:
 			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,
 				fmt.Sprintf("cannot migrate VMI: hostDisk volume %s is on this node", v.Name))
+		case v.PersistentVolumeClaim != nil && shared[v.Name]:
+			// ReadWriteMany: the target pod attaches the same data.
 		case v.PersistentVolumeClaim != nil, v.DataVolume != nil, v.Ephemeral != nil:
 			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,
-				fmt.Sprintf("cannot migrate VMI: volume %s is a claim, and shared (ReadWriteMany) claims are not supported yet", v.Name))
+				fmt.Sprintf("cannot migrate VMI: PVC %s is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)", v.Name))
 		}
 	}
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {

@@ -20,9 +20,10 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 			formats[vol] = convert.DiskFormat(f)
 		}
 		d, err := convert.Convert(vmi, convert.Context{
-			Emulation:    emulation,
-			DiskFormats:  formats,
-			BlockVolumes: facts.BlockVolumes,
+			Emulation:     emulation,
+			DiskFormats:   formats,
+			BlockVolumes:  facts.BlockVolumes,
+			SharedVolumes: facts.SharedVolumes,
 		})
 		if err != nil {
 			return "", nil, err

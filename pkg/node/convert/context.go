@@ -72,6 +72,10 @@ type Context struct {
 	// BlockVolumes names the claim volumes that are block devices; they
 	// appear in the pod at /dev/<volume name>.
 	BlockVolumes map[string]bool
+	// SharedVolumes names the claim volumes other nodes can attach at the same
+	// time (ReadWriteMany): their disks get cache none, and they stay in place
+	// during a live migration.
+	SharedVolumes map[string]bool
 }
 
 // withDefaults fills in the defaults of unset fields.

@@ -188,6 +188,11 @@ func convertDisk(d *kubevirtv1.Disk, src diskSource, p *field.Path) (Disk, kubev
 		out.Transient = &struct{}{}
 	}
 	driver, derrs := diskDriver(d, format, p)
+	if src.shared && driver.Cache == "" {
+		// libvirt migrates a disk it does not copy only with the host cache off
+		// (KubeVirt sets cache none on shared claims too).
+		driver.Cache = string(kubevirtv1.CacheNone)
+	}
 	out.Driver = driver
 	errs = append(errs, derrs...)
 	boot, err := bootOrder(d.BootOrder, p.Child("bootOrder"))

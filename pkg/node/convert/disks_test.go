@@ -65,6 +65,18 @@ func TestConvertDisk(t *testing.T) {
 		want:    Disk{Type: "file", Device: "disk", Driver: raw, Source: &DiskSource{File: "/img"}, Target: DiskTarget{Bus: "virtio"}, Alias: &Alias{Name: "ua-d"}},
 		wantBus: kubevirtv1.DiskBusVirtio,
 	}, {
+		name:    "shared claim: host cache off",
+		disk:    kubevirtv1.Disk{Name: "d"},
+		src:     diskSource{path: "/img", format: FormatRaw, shared: true},
+		want:    Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "raw", Cache: "none"}, Source: &DiskSource{File: "/img"}, Target: DiskTarget{Bus: "virtio"}, Alias: &Alias{Name: "ua-d"}},
+		wantBus: kubevirtv1.DiskBusVirtio,
+	}, {
+		name:    "shared claim: the user's cache mode wins",
+		disk:    kubevirtv1.Disk{Name: "d", Cache: kubevirtv1.CacheWriteThrough},
+		src:     diskSource{path: "/img", format: FormatRaw, shared: true},
+		want:    Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "raw", Cache: "writethrough"}, Source: &DiskSource{File: "/img"}, Target: DiskTarget{Bus: "virtio"}, Alias: &Alias{Name: "ua-d"}},
+		wantBus: kubevirtv1.DiskBusVirtio,
+	}, {
 		name: "writable disk over a transient source gets a throw-away overlay",
 		disk: kubevirtv1.Disk{Name: "d", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: "sata"}}},
 		src:  transient,

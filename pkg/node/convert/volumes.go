@@ -26,6 +26,10 @@ type diskSource struct {
 	overlay string
 	// readOnly says the source itself may not be written.
 	readOnly bool
+	// shared says other nodes reach the same data (a ReadWriteMany claim): the
+	// host page cache is bypassed so that a live migration hands over
+	// consistent data.
+	shared bool
 }
 
 // VolumeImagePath is the image of a container disk or an empty disk inside
@@ -85,9 +89,9 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 	}
 	claim := func(readOnly bool) diskSource {
 		if c.BlockVolumes[name] {
-			return diskSource{block: true, path: "/dev/" + name, format: format(FormatRaw), readOnly: readOnly}
+			return diskSource{block: true, path: "/dev/" + name, format: format(FormatRaw), readOnly: readOnly, shared: c.SharedVolumes[name]}
 		}
-		return diskSource{path: ClaimPath(c.PVCDir, name), format: format(FormatRaw), readOnly: readOnly}
+		return diskSource{path: ClaimPath(c.PVCDir, name), format: format(FormatRaw), readOnly: readOnly, shared: c.SharedVolumes[name]}
 	}
 	src := &vol.VolumeSource
 	switch {

@@ -13,10 +13,11 @@ import (
 func TestVolumeSource(t *testing.T) {
 	claim := corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}
 	ctx := Context{
-		DisksDir:     "/disks",
-		PVCDir:       "/pvcs",
-		DiskFormats:  map[string]DiskFormat{"cd": FormatQCOW2, "pvc": FormatQCOW2},
-		BlockVolumes: map[string]bool{"blk": true, "eph-blk": true},
+		DisksDir:      "/disks",
+		PVCDir:        "/pvcs",
+		DiskFormats:   map[string]DiskFormat{"cd": FormatQCOW2, "pvc": FormatQCOW2},
+		BlockVolumes:  map[string]bool{"blk": true, "eph-blk": true},
+		SharedVolumes: map[string]bool{"rwx": true},
 	}
 	tests := []struct {
 		name    string
@@ -55,6 +56,10 @@ func TestVolumeSource(t *testing.T) {
 		name: "filesystem claim with a known format",
 		vol:  kubevirtv1.Volume{Name: "pvc", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: claim}}},
 		want: diskSource{path: "/pvcs/pvc/disk.img", format: FormatQCOW2},
+	}, {
+		name: "shared (ReadWriteMany) filesystem claim",
+		vol:  kubevirtv1.Volume{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: claim}}},
+		want: diskSource{path: "/pvcs/rwx/disk.img", format: FormatRaw, shared: true},
 	}, {
 		name: "read-only block claim",
 		vol: kubevirtv1.Volume{Name: "blk", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{

@@ -34,6 +34,9 @@ func (c *libvirtConn) Migrate(name string, p MigrateParams) error {
 			params.BandwidthSet, params.Bandwidth = true, p.BandwidthMiB
 		}
 		flags := migrateFlags
+		if p.SharedDisks {
+			flags |= libvirt.MIGRATE_UNSAFE
+		}
 		if len(disks) > 0 {
 			// Only the top image: the destination has the same backing images.
 			flags |= libvirt.MIGRATE_NON_SHARED_INC

@@ -196,6 +196,14 @@ type MigrateParams struct {
 	CopyDisksUnder string
 	// BandwidthMiB caps the transfer in MiB/s; 0 leaves it unlimited.
 	BandwidthMiB uint64
+	// SharedDisks: some writable disks are on ReadWriteMany claims, which the
+	// destination attaches itself. libvirt trusts only network filesystems it
+	// knows to be shared and refuses the rest ("Migration without shared
+	// storage is unsafe"); the claim's access mode is the promise here, and the
+	// converter gives those disks cache none, which is what makes the
+	// hand-over consistent. So the migration is flagged unsafe (as KubeVirt's
+	// unsafe migration override does).
+	SharedDisks bool
 }
 
 // JobStats is the progress of a domain job.
