@@ -277,6 +277,15 @@ func TestControllerVMLifecycle(t *testing.T) {
 	// the re-created VM (same name, new UID) adopts it instead of starting another one. The
 	// collector orphans only the dependents already in its graph: one it has not observed yet
 	// would later be found with a missing owner and deleted, so wait until it has seen `third`.
+	// The instance settles first (its guest runs), so that the delete below meets no write of
+	// the restart still in flight.
+	e.wait("instance "+name+" Running", func() (bool, error) {
+		v, err := e.vmi(name)
+		if err != nil || v.UID != third.UID {
+			return false, fmt.Errorf("instance: %v", err)
+		}
+		return v.Status.Phase == kubevirtv1.Running, fmt.Errorf("phase %s", v.Status.Phase)
+	})
 	e.gcObservedInstances()
 	if _, err := e.c.Kubectl("delete", "vm", name, "-n", e.ns, "--cascade=orphan"); err != nil {
 		t.Fatal(err)
@@ -287,6 +296,12 @@ func TestControllerVMLifecycle(t *testing.T) {
 			return false, err
 		}
 		v, err := e.vmi(name)
+		if apierrors.IsNotFound(err) {
+			// Fail at once, with what the controllers and the collector recorded.
+			events, _ := e.c.Kubectl("get", "events", "-n", e.ns, "--sort-by=.lastTimestamp",
+				"-o", "custom-columns=TIME:.lastTimestamp,KIND:.involvedObject.kind,NAME:.involvedObject.name,REASON:.reason,MESSAGE:.message")
+			t.Fatalf("the orphaned instance was deleted (want it kept without a controller); events:\n%s", events)
+		}
 		return err == nil && metav1.GetControllerOf(v) == nil, err
 	})
 	recreated, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, e.demoVM(kubevirtv1.RunStrategyAlways), metav1.CreateOptions{})

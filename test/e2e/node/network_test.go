@@ -71,7 +71,9 @@ func checkGuestNetwork(t *testing.T, p *pod, console io.ReadWriter) {
 		b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
 		return bytes.Contains(b, []byte(lease))
 	})
-	fmt.Fprintf(console, "echo mtu-$(cat /sys/class/net/eth0/mtu)-dns-$(grep -c '^nameserver 10.96.0.10$' /etc/resolv.conf)-$(grep -c '^search default.svc.cluster.local$' /etc/resolv.conf)\n")
+	// A leading newline, as for the first command: busybox's line editor asks the terminal for the
+	// cursor position after a prompt and would take typed bytes as the (missing) answer.
+	fmt.Fprintf(console, "\necho mtu-$(cat /sys/class/net/eth0/mtu)-dns-$(grep -c '^nameserver 10.96.0.10$' /etc/resolv.conf)-$(grep -c '^search default.svc.cluster.local$' /etc/resolv.conf)\n")
 	readUntil(t, console, fmt.Sprintf("mtu-%d-dns-1-1", podMTU), 30*time.Second)
 	t.Logf("guest: %s, MTU %d, resolver from the pod's resolv.conf", lease, podMTU)
 
@@ -95,7 +97,7 @@ func checkGuestNetwork(t *testing.T, p *pod, console io.ReadWriter) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	fmt.Fprintf(console, "echo from-guest-$((3*3)) | nc %s 9090\n", nodeIP)
+	fmt.Fprintf(console, "\necho from-guest-$((3*3)) | nc %s 9090\n", nodeIP)
 	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
 	c, err := ln.Accept()
 	if err != nil {
