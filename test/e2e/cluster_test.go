@@ -99,6 +99,20 @@ func requireCluster(t *testing.T) *framework.Cluster {
 	return cluster
 }
 
+// requireNodes skips the test unless the cluster has at least n nodes (the e2e default is two:
+// make test-e2e; by hand NV_NODES=2).
+func requireNodes(t *testing.T, n int) {
+	t.Helper()
+	c := requireCluster(t)
+	names, err := c.Kubectl("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(strings.Fields(names)); got < n {
+		t.Skipf("needs a cluster of %d nodes, this one has %d (%s): run the e2e tests with NV_NODES=%d (make test-e2e NODES=%d)", n, got, names, n, n)
+	}
+}
+
 // randomSuffix makes names and log lines unique to one run, so that no stale object or log
 // can satisfy a test.
 func randomSuffix(t *testing.T) string {

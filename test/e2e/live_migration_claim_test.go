@@ -22,7 +22,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,14 +35,7 @@ import (
 // LiveMigratable, the target pod attaches the same volume (it is not copied), and what the guest
 // wrote before the migration is read back on the other node, where it goes on writing.
 func TestLiveMigrationSharedClaim(t *testing.T) {
-	c := requireCluster(t)
-	names, err := c.Kubectl("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(strings.Fields(names)); n < 2 {
-		t.Skipf("live migration needs a cluster of 2 nodes, this one has %d (%s): run the e2e tests with NV_NODES=2 (make test-e2e NODES=2)", n, names)
-	}
+	requireNodes(t, 2)
 	e := newCtrlEnv(t, "e2e-migrwx")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
 	ctx := context.Background()

@@ -30,14 +30,7 @@ const migrationTimeout = 4 * time.Minute
 // launcher pod is force-deleted while it runs, both leave the guest running where it was.
 // It needs a cluster of two nodes or more (NV_NODES=2).
 func TestLiveMigration(t *testing.T) {
-	c := requireCluster(t)
-	names, err := c.Kubectl("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(strings.Fields(names)); n < 2 {
-		t.Skipf("live migration needs a cluster of 2 nodes, this one has %d (%s): run the e2e tests with NV_NODES=2 (make test-e2e NODES=2)", n, names)
-	}
+	requireNodes(t, 2)
 	e := newCtrlEnv(t, "e2e-livemig")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
 	ctx := context.Background()

@@ -43,14 +43,7 @@ const hostnameLabel = "kubernetes.io/hostname"
 // nodes by nodeSelector run there in real launcher pods, and the console of each reaches its own
 // guest through kube-apiserver. It needs a cluster of two nodes or more (NV_NODES=2).
 func TestTwoNodes(t *testing.T) {
-	c := requireCluster(t)
-	names, err := c.Kubectl("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(strings.Fields(names)); n < 2 {
-		t.Skipf("needs a cluster of 2 nodes, this one has %d (%s): run the e2e tests with NV_NODES=2 (make test-e2e NODES=2)", n, names)
-	}
+	requireNodes(t, 2)
 	e := newCtrlEnv(t, "e2e-nodes")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
 	ctx := context.Background()
