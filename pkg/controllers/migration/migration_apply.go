@@ -2,7 +2,6 @@ package migration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/finalizer"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -158,28 +158,10 @@ func (c *Controller) deletePod(ctx context.Context, key string, m *kubevirtv1.Vi
 	return nil
 }
 
-type finalizerPatch struct {
-	Metadata struct {
-		Finalizers      []string `json:"finalizers"`
-		ResourceVersion string   `json:"resourceVersion"`
-	} `json:"metadata"`
-}
-
-// setFinalizer adds or removes the migration finalizer; the patch carries the resourceVersion,
-// so that a concurrent change of the list makes it fail instead of being lost.
+// setFinalizer adds or removes the migration finalizer; a concurrent change of the list makes the
+// patch fail instead of being lost (finalizer.Patch).
 func (c *Controller) setFinalizer(ctx context.Context, m *kubevirtv1.VirtualMachineInstanceMigration, add bool) (*kubevirtv1.VirtualMachineInstanceMigration, error) {
-	var p finalizerPatch
-	p.Metadata.ResourceVersion = m.ResourceVersion
-	p.Metadata.Finalizers = []string{}
-	for _, f := range m.Finalizers {
-		if f != kubevirtv1.VirtualMachineInstanceMigrationFinalizer {
-			p.Metadata.Finalizers = append(p.Metadata.Finalizers, f)
-		}
-	}
-	if add {
-		p.Metadata.Finalizers = append(p.Metadata.Finalizers, kubevirtv1.VirtualMachineInstanceMigrationFinalizer)
-	}
-	data, err := json.Marshal(p)
+	data, err := finalizer.Patch(m, kubevirtv1.VirtualMachineInstanceMigrationFinalizer, add)
 	if err != nil {
 		return nil, err
 	}

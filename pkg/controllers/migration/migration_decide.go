@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/finalizer"
 )
 
 // input is everything one sync of a migration looks at, read from the caches.
@@ -154,12 +155,7 @@ func newestTarget(pods []*corev1.Pod) *corev1.Pod {
 }
 
 func hasFinalizer(m *kubevirtv1.VirtualMachineInstanceMigration) bool {
-	for _, f := range m.Finalizers {
-		if f == kubevirtv1.VirtualMachineInstanceMigrationFinalizer {
-			return true
-		}
-	}
-	return false
+	return finalizer.Has(m, kubevirtv1.VirtualMachineInstanceMigrationFinalizer)
 }
 
 func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance) (bool, string) {

@@ -2,9 +2,9 @@ package vmi
 
 import (
 	"context"
-	"encoding/json"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/finalizer"
 )
 
 // metadataAPI patches instance metadata (a JSON merge patch on the main resource; /status
@@ -18,36 +18,13 @@ type metadataAPI struct {
 const Finalizer = kubevirtv1.VirtualMachineControllerFinalizer
 
 func hasFinalizer(vmi *kubevirtv1.VirtualMachineInstance) bool {
-	for _, f := range vmi.Finalizers {
-		if f == Finalizer {
-			return true
-		}
-	}
-	return false
+	return finalizer.Has(vmi, Finalizer)
 }
 
-type finalizerPatch struct {
-	Metadata struct {
-		Finalizers      []string `json:"finalizers"`
-		ResourceVersion string   `json:"resourceVersion"`
-	} `json:"metadata"`
-}
-
-// setFinalizer adds (add=true) or removes the finalizer. The patch carries the resource version,
-// so a concurrent change of the list makes it fail instead of being lost.
+// setFinalizer adds (add=true) or removes the finalizer; a concurrent change of the list makes
+// the patch fail instead of being lost (finalizer.Patch).
 func (a *metadataAPI) setFinalizer(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, add bool) (*kubevirtv1.VirtualMachineInstance, error) {
-	var p finalizerPatch
-	p.Metadata.ResourceVersion = vmi.ResourceVersion
-	p.Metadata.Finalizers = []string{}
-	for _, f := range vmi.Finalizers {
-		if f != Finalizer {
-			p.Metadata.Finalizers = append(p.Metadata.Finalizers, f)
-		}
-	}
-	if add {
-		p.Metadata.Finalizers = append(p.Metadata.Finalizers, Finalizer)
-	}
-	data, err := json.Marshal(p)
+	data, err := finalizer.Patch(vmi, Finalizer, add)
 	if err != nil {
 		return nil, err
 	}
