@@ -270,3 +270,14 @@ func (e *env) condition(t kubevirtv1.VirtualMachineInstanceConditionType) *kubev
 	}
 	return nil
 }
+
+// captureFacts makes the agent's BuildDomain record the facts of its last call.
+func (e *env) captureFacts() *DomainFacts {
+	facts := &DomainFacts{}
+	build := e.agent.cfg.BuildDomain
+	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
+		*facts = f
+		return build(v, f)
+	}
+	return facts
+}

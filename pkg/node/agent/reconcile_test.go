@@ -405,12 +405,7 @@ func TestBlockClaimsReachTheConverter(t *testing.T) {
 	if err := e.pods.Update(pod); err != nil {
 		t.Fatal(err)
 	}
-	var facts DomainFacts
-	build := e.agent.cfg.BuildDomain
-	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
-		facts = f
-		return build(v, f)
-	}
+	facts := e.captureFacts()
 	e.sync()
 	if diff := cmp.Diff(map[string]bool{"raw": true}, facts.BlockVolumes); diff != "" {
 		t.Errorf("block volumes (-want +got):\n%s", diff)
@@ -439,12 +434,7 @@ func TestDisksPrepared(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(disks, "root", DiskImage), []byte("QFI\xfb\x00\x00\x00\x03"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var facts DomainFacts
-	build := e.agent.cfg.BuildDomain
-	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
-		facts = f
-		return build(v, f)
-	}
+	facts := e.captureFacts()
 	e.sync()
 	if diff := cmp.Diff(map[string]string{"root": "qcow2", "scratch": "raw"}, facts.DiskFormats); diff != "" {
 		t.Errorf("disk formats (-want +got):\n%s", diff)
