@@ -120,6 +120,17 @@ func IsShared(pvc *corev1.PersistentVolumeClaim) bool {
 	return false
 }
 
+// BlockVolumes names the volumes a launcher pod attaches as raw block devices (block-mode claims).
+func BlockVolumes(pod *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		for _, d := range c.VolumeDevices {
+			out[d.Name] = true
+		}
+	}
+	return out
+}
+
 // SharedVolumes reads SharedVolumesAnnotation of a launcher pod.
 func SharedVolumes(pod *corev1.Pod) map[string]bool {
 	out := map[string]bool{}

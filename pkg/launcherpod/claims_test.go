@@ -88,6 +88,9 @@ func TestRenderClaims(t *testing.T) {
 	if d := cmp.Diff([]corev1.VolumeDevice{{Name: "raw", DevicePath: "/dev/raw"}}, compute.VolumeDevices); d != "" {
 		t.Errorf("devices (-want +got):\n%s", d)
 	}
+	if d := cmp.Diff(map[string]bool{"raw": true}, BlockVolumes(pod)); d != "" {
+		t.Errorf("BlockVolumes (-want +got):\n%s", d)
+	}
 	// Only the writable filesystem claim gets an image created, sized to the bound capacity.
 	args := strings.Join(compute.Command, " ")
 	if want := "--claim-disk data=2147483648"; !strings.Contains(args, want) || strings.Count(args, "--claim-disk") != 1 {

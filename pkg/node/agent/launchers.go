@@ -94,7 +94,7 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	}
 	key := vmi.Namespace + "/" + vmi.Name
 	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn,
-		blockVolumes: blockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
+		blockVolumes: launcherpod.BlockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
 	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return a.openConsole(socket, domain) })
 	stop, err := conn.Watch(func(ev virt.Event) {
@@ -199,15 +199,4 @@ func (a *Agent) forgetKey(key string, keep types.UID) error {
 		}
 	}
 	return nil
-}
-
-// blockVolumes names the volumes a launcher pod attaches as raw block devices.
-func blockVolumes(pod *corev1.Pod) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range pod.Spec.Containers {
-		for _, d := range c.VolumeDevices {
-			out[d.Name] = true
-		}
-	}
-	return out
 }
