@@ -57,6 +57,11 @@ func NewWatchClient(cfg *rest.Config) (dynamic.Interface, error) {
 }
 
 func newClient(cfg *rest.Config, timeout time.Duration) (dynamic.Interface, error) {
+	return dynamic.NewForConfig(benchConfig(cfg, timeout))
+}
+
+// benchConfig is cfg for a benchmark client: its own connection, no client-side rate limit.
+func benchConfig(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.QPS = -1 // no client-side throttling: the server is measured, not client-go's limiter
 	c.Burst = 0
@@ -65,7 +70,7 @@ func newClient(cfg *rest.Config, timeout time.Duration) (dynamic.Interface, erro
 	c.Timeout = timeout
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	c.Dial = d.DialContext
-	return dynamic.NewForConfig(c)
+	return c
 }
 
 // Clients returns n clients of the target.
