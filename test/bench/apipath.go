@@ -53,11 +53,23 @@ func RunAPIPath(ctx context.Context, e *Env, cfg APIPathConfig, targets []Target
 			cfg.Creates, cfg.Gets, cfg.Lists, cfg.Creates, cfg.WatchEvents),
 		"ops/s": "create/get/list: successful requests per second of wall time; watch: events received per second by all watchers together",
 		"watch": "every client watches the namespace; one writer creates objects one after the other; latency = event received − create sent",
-		"quiet": "before each operation, the benchmark waits until nativevirt-apiserver served no kubevirt.io write for 2 s (a deployed controller writes the status of new VMs; nothing acts on the CRD's objects)",
+		"quiet": "before each operation, the benchmark waits until nativevirt-apiserver served no kubevirt.io write for 2 s (so that no other writer's work overlaps the measurement)",
 	}
 	for _, t := range targets {
 		res.Setup["target ("+t.Name+")"] = t.Label
 	}
+	resume, note, err := e.pauseController(ctx)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := resume(cctx); err != nil {
+			res.Note("resuming %s: %v", controllerName, err)
+		}
+	}()
+	if err != nil {
+		return res, err
+	}
+	res.Setup["controller"] = note
 	rounds := max(1, cfg.Rounds)
 	res.Setup["rounds"] = fmt.Sprintf("each operation's work is split into %d rounds; a round runs on (a), (b), (c) in turn", rounds)
 	var records []APIRecord
