@@ -25,6 +25,13 @@ const (
 	EmulationNever  = "never"
 )
 
+// DefaultWorkers is how many VMIs the agent reconciles at once. Defining and
+// starting a domain blocks a worker for up to seconds (libvirt probes QEMU on a
+// launcher's first define); VMIs of one node live in separate launchers, so a
+// burst of starts proceeds in parallel rather than two at a time (KubeVirt's
+// virt-handler runs 10 as well).
+const DefaultWorkers = 10
+
 // Options are the flags of nativevirt-handler.
 type Options struct {
 	NodeName         string
@@ -60,7 +67,7 @@ func NewOptions() *Options {
 		Emulation:        EmulationAuto,
 		ListenAddress:    "0.0.0.0",
 		Port:             streams.DefaultPort,
-		Workers:          2,
+		Workers:          DefaultWorkers,
 		DevicePlugins:    true,
 		KVMDevice:        "/dev/kvm",
 		TUNDevice:        "/dev/net/tun",
@@ -85,7 +92,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM node CA; only its client certificates with CN "+streams.APIServerCommonName+
 		" (VMI streams and commands) and "+streams.HandlerCommonName+" (migration tunnels from other node agents) are accepted.")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel (a start blocks its worker while libvirt defines and starts the domain).")
 	fs.BoolVar(&o.DevicePlugins, "device-plugins", o.DevicePlugins, "Serve the kubelet device plugins devices.nativevirt.io/kvm and /tun.")
 	fs.StringVar(&o.KVMDevice, "kvm-device", o.KVMDevice, "The KVM device node.")
 	fs.StringVar(&o.TUNDevice, "tun-device", o.TUNDevice, "The TUN device node.")
