@@ -239,6 +239,12 @@ func (a *Agent) launcherMissing(ctx context.Context, vmi *kubevirtv1.VirtualMach
 
 // finish records that the domain stopped and reports the final phase.
 func (a *Agent) finish(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, info virt.DomainInfo, gone string) (time.Duration, error) {
+	if rec.ShutdownAt == nil && vmi.DeletionTimestamp != nil {
+		// Deleting the VMI asked for the stop, also when the launcher (told by
+		// the pod's deletion) got to the guest before this agent did.
+		at := vmi.DeletionTimestamp.Time
+		rec.ShutdownAt = &at
+	}
 	rec.State, rec.Reason, rec.Gone = info.State, info.Reason, gone != ""
 	if _, err := a.cfg.Store.Put(rec); err != nil {
 		return 0, err

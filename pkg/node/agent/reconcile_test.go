@@ -197,6 +197,48 @@ func TestDeletionGracePeriod(t *testing.T) {
 	}
 }
 
+// The launcher, told by the pod's deletion, may stop the guest before the
+// agent's own shutdown: the deleted VMI still succeeded.
+func TestDeletedVMIStoppedByTheLauncher(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		stopped func(e *env)
+	}{
+		{"domain destroyed", func(e *env) { e.daemon.SetState(domain, virt.StateShutoff, virt.ReasonDestroyed) }},
+		{"launcher pod terminating", func(e *env) {
+			pod, err := e.agent.cfg.Pods.Pods(ns).Get("virt-launcher-vm-abcde")
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			pod = pod.DeepCopy()
+			now := metav1.NewTime(e.now)
+			pod.DeletionTimestamp = &now
+			if err := e.pods.Update(pod); err != nil {
+				e.t.Fatal(err)
+			}
+			e.daemon.Kill()
+			// The close event drops the connection asynchronously.
+			deadline := time.Now().Add(5 * time.Second)
+			for e.agent.attached(vmUID) != nil && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startRunning(t)
+			e.updateVMI(func(v *kubevirtv1.VirtualMachineInstance) {
+				now := metav1.NewTime(e.now)
+				v.DeletionTimestamp = &now
+			})
+			tt.stopped(e)
+			e.sync()
+			if got := e.getVMI().Status.Phase; got != kubevirtv1.Succeeded {
+				t.Errorf("phase = %s, want Succeeded", got)
+			}
+		})
+	}
+}
+
 func TestReattachAfterRestart(t *testing.T) {
 	for _, keepCheckpoint := range []bool{true, false} {
 		name := map[bool]string{true: "with checkpoint", false: "checkpoint lost"}[keepCheckpoint]
