@@ -67,8 +67,9 @@ var (
 // timeline records when one VM passed each milestone (zero: not seen).
 type timeline struct {
 	at [numMilestones]time.Time
-	// unschedulable is the scheduler's last PodScheduled=False message for the launcher pod.
-	unschedulable string
+	// unschedulable is the scheduler's last PodScheduled=False message for the launcher pod
+	// while it is not bound; waited the first such message, kept after the pod was bound.
+	unschedulable, waited string
 }
 
 // see records m at t unless it was seen before.
@@ -104,6 +105,9 @@ func (tl *timeline) observePod(pod *corev1.Pod, now time.Time) {
 			tl.see(msPodReady, now)
 		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && pod.Spec.NodeName == "":
 			tl.unschedulable = strings.TrimSpace(c.Message)
+			if tl.waited == "" {
+				tl.waited = tl.unschedulable
+			}
 		}
 	}
 }
@@ -183,6 +187,23 @@ func whereStuck(tls []*timeline, chain []milestone) string {
 	var parts []string
 	for why, n := range counts {
 		parts = append(parts, fmt.Sprintf("%d %s", n, why))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+// waitedForRoom counts the launcher pods the scheduler could not place at first, by its message
+// ("2 at first unschedulable (0/1 nodes are available: 1 Insufficient cpu.)"); empty when none.
+func waitedForRoom(tls []*timeline) string {
+	counts := map[string]int{}
+	for _, tl := range tls {
+		if tl.waited != "" {
+			counts[tl.waited]++
+		}
+	}
+	var parts []string
+	for msg, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d at first unschedulable (%s)", n, msg))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")

@@ -33,6 +33,9 @@ func TestTimelineObservations(t *testing.T) {
 	if tl.unschedulable != "" {
 		t.Errorf("a bound pod is still unschedulable: %q", tl.unschedulable)
 	}
+	if got, want := waitedForRoom([]*timeline{&tl, {}}), "1 at first unschedulable (0/1 nodes are available: 1 Insufficient cpu.)"; got != want {
+		t.Errorf("waitedForRoom = %q, want %q", got, want)
+	}
 	tl.observeVMIPhase("Scheduled", tlAt(50))
 	initialized := bound.DeepCopy()
 	initialized.Status.Conditions[1].Status = corev1.ConditionTrue
