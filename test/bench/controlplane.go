@@ -134,6 +134,9 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		if i == 1 {
 			interval = cfg.Interval
 		}
+		if busy, ok := settle(ctx, settleBusy, settleWait); !ok {
+			res.Note("%s: the CPUs were still %.0f%% busy after %s of waiting for the previous measurement's pods to go", n.label, 100*busy, settleWait)
+		}
 		e.Logf("control-plane: %s", n.label)
 		// With the node agent every Scheduled VMI goes on to boot a guest: a burst deletes each
 		// VM once measured, so that the node is not asked to run them all at once.
@@ -180,6 +183,36 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 			"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds})
 	}
 	return res, nil
+}
+
+// Before each measurement the machine may still be tearing down the previous one's pods (the
+// kubelet's clean-up of 100 launcher pods goes on after they left the API): wait until less than
+// settleBusy of the CPU time of one second was busy, at most settleWait.
+const (
+	settleBusy = 0.5
+	settleWait = 30 * time.Second
+)
+
+// settle waits until the machine's CPUs were less than busy busy over one second, at most for
+// wait; it returns the last second's busy share and whether it got below busy.
+func settle(ctx context.Context, busy float64, wait time.Duration) (float64, bool) {
+	deadline := time.Now().Add(wait)
+	last := 0.0
+	for {
+		before := ReadCPUTimes()
+		select {
+		case <-ctx.Done():
+			return last, false
+		case <-time.After(time.Second):
+		}
+		last = before.BusyFraction(ReadCPUTimes())
+		if last < busy {
+			return last, true
+		}
+		if time.Now().After(deadline) {
+			return last, false
+		}
+	}
 }
 
 // startVMs creates n small VMs interval apart, waits until each VMI reached phase (or failed),
