@@ -4,14 +4,27 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
+
+// clockTicks is USER_HZ, the unit of /proc/stat (100 on Linux).
+const clockTicks = 100
+
+// podResource is the core pods resource, watched through the dynamic client like the VMIs.
+var podResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // ControlPlaneConfig sizes the control-plane suite.
 type ControlPlaneConfig struct {
@@ -32,6 +45,16 @@ type startRun struct {
 	writes  map[string]float64 // kubevirt.io writes by resource, the benchmark's own creates removed
 	pods    float64            // pod writes on kube-apiserver
 	failure string
+	// phases break the starts down (see timeline.go); stuck says where the VMs that did not
+	// reach the phase stopped; vms are each VM's milestones in ms since its create.
+	phases []PhaseStat
+	stuck  string
+	vms    map[string]map[string]float64
+	// waited says how many launcher pods the scheduler could not place at first, and why.
+	waited string
+	// cpuBusy is the share of the machine's CPU time that was busy from the first create until
+	// the last VMI reached the phase; cpuSeconds that busy time.
+	cpuBusy, cpuSeconds float64
 }
 
 // RunControlPlane measures VM create → VMI Scheduled (pod bound) for 1 VM and for a burst of
@@ -71,6 +94,11 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	if ctrlOK {
 		ctrlOK, why = e.schedulableNode(ctx)
 	}
+	if ctrlOK && handlerOK {
+		if err := e.waitForDevices(ctx); err != nil {
+			res.Note("no schedulable node offers %s after a minute: launcher pods may wait for the scheduler's back-off", tunResource)
+		}
+	}
 	if !ctrlOK {
 		for i := range names {
 			skip(i, why)
@@ -85,6 +113,18 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	defer func() { res.Records = records }()
 	// Names unique per run: a run cancelled by a server restart may leave VMs behind.
 	run := time.Now().Unix() % 100000
+	// Warm up: a VM started and deleted before the measurements. A controller that has just
+	// been (re)deployed is ready before its informers have listed the VMs (the first VM
+	// waited 1.6 s for that), and a first start on the node loads the launcher and disk images
+	// into containerd's cache; the measured starts are the later ones.
+	warm := "Scheduled"
+	if handlerOK {
+		warm = "Running"
+	}
+	e.Logf("control-plane: warm-up (one VM to %s)", warm)
+	if _, err := startVMs(ctx, e, ns, fmt.Sprintf("warm%d", run), 1, 0, warm, false); err != nil {
+		return res, err
+	}
 	for i, n := range names {
 		if n.phase == "Running" && !handlerOK {
 			skip(i, whyHandler)
@@ -94,12 +134,8 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		if i == 1 {
 			interval = cfg.Interval
 		}
-		if i == 2 {
-			// Warm the node: the launcher and disk images are in containerd's cache, the
-			// measured start is the second one.
-			if _, err := startVMs(ctx, e, ns, fmt.Sprintf("warm%d", run), 1, 0, "Running", false); err != nil {
-				return res, err
-			}
+		if busy, ok := settle(ctx, settleBusy, settleWait); !ok {
+			res.Note("%s: the CPUs were still %.0f%% busy after %s of waiting for the previous measurement's pods to go", n.label, 100*busy, settleWait)
 		}
 		e.Logf("control-plane: %s", n.label)
 		// With the node agent every Scheduled VMI goes on to boot a guest: a burst deletes each
@@ -120,8 +156,21 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 			res.Targets = append(res.Targets, NewCheck(n.label+": API writes per VMI start", "≤ 3", fmt.Sprintf("%.1f", w), w <= 3))
 		}
 		res.AddRow(n.label, strconv.Itoa(n.n), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
+		for _, p := range r.phases {
+			res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
+		}
 		if r.failure != "" {
 			res.Note("%s: %s", n.label, r.failure)
+		}
+		if r.stuck != "" {
+			res.Note("%s: not %s: %s", n.label, n.phase, r.stuck)
+		}
+		if r.waited != "" {
+			res.Note("%s: launcher pods %s", n.label, r.waited)
+		}
+		if n.phase == "Running" {
+			res.Note("%s: the machine's CPUs were %.0f%% busy from the first create until the last Running (%.1f CPU-s, %.1f per VM)",
+				n.label, 100*r.cpuBusy, r.cpuSeconds, r.cpuSeconds/float64(n.n))
 		}
 		switch n.goal {
 		case "p50 ≤ 1 s":
@@ -130,15 +179,47 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 			res.Targets = append(res.Targets, NewCheck(n.label, n.goal, FmtMs(r.dist.P95Ms)+" ms", r.reached == n.n && r.dist.P95Ms <= 10000))
 		}
 		records = append(records, map[string]any{"measurement": n.label, "vms": n.n, "phase": n.phase, "reached": r.reached,
-			"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods})
+			"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
+			"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds})
 	}
 	return res, nil
+}
+
+// Before each measurement the machine may still be tearing down the previous one's pods (the
+// kubelet's clean-up of 100 launcher pods goes on after they left the API): wait until less than
+// settleBusy of the CPU time of one second was busy, at most settleWait.
+const (
+	settleBusy = 0.5
+	settleWait = 30 * time.Second
+)
+
+// settle waits until the machine's CPUs were less than busy busy over one second, at most for
+// wait; it returns the last second's busy share and whether it got below busy.
+func settle(ctx context.Context, busy float64, wait time.Duration) (float64, bool) {
+	deadline := time.Now().Add(wait)
+	last := 0.0
+	for {
+		before := ReadCPUTimes()
+		select {
+		case <-ctx.Done():
+			return last, false
+		case <-time.After(time.Second):
+		}
+		last = before.BusyFraction(ReadCPUTimes())
+		if last < busy {
+			return last, true
+		}
+		if time.Now().After(deadline) {
+			return last, false
+		}
+	}
 }
 
 // startVMs creates n small VMs interval apart, waits until each VMI reached phase (or failed),
 // counts the API writes meanwhile, then deletes the VMs and waits until their VMIs are gone.
 // deleteEarly deletes each VM as soon as its VMI reached phase; the writes are then not counted
-// (the deletions' writes would be mixed in).
+// (the deletions' writes would be mixed in). Watches on the VMIs and the launcher pods, and for
+// phase Running the launchers' and node agents' logs, give each start's milestones.
 func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval time.Duration, phase string, deleteEarly bool) (startRun, error) {
 	var out startRun
 	c, err := NewWatchClient(e.Kube)
@@ -147,6 +228,7 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	}
 	vmis := c.Resource(VMIResource).Namespace(ns)
 	vms := c.Resource(VMResource).Namespace(ns)
+	pods := c.Resource(podResource).Namespace(ns)
 	l, err := vmis.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return out, err
@@ -156,6 +238,17 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 		return out, err
 	}
 	defer w.Stop()
+	launcherPods := metav1.ListOptions{LabelSelector: kubevirtv1.AppLabel + "=" + launcherpod.LauncherLabelValue}
+	pl, err := pods.List(ctx, launcherPods)
+	if err != nil {
+		return out, err
+	}
+	launcherPods.ResourceVersion = pl.GetResourceVersion()
+	pw, err := pods.Watch(ctx, launcherPods)
+	if err != nil {
+		return out, err
+	}
+	defer pw.Stop()
 	beforeKV, beforePods, err := writeCounters(ctx, e)
 	if err != nil {
 		return out, err
@@ -168,10 +261,30 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	}()
 
 	var mu sync.Mutex
-	created := map[string]time.Time{}
+	tls := map[string]*timeline{}
+	launchers := map[string]*corev1.Pod{} // the last state of each VM's launcher pod
 	reached := map[string]time.Duration{}
 	failed := map[string]string{}
 	done := make(chan struct{})
+	go func() {
+		for ev := range pw.ResultChan() {
+			now := time.Now()
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+				continue
+			}
+			var pod corev1.Pod
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod) != nil {
+				continue
+			}
+			mu.Lock()
+			if tl, ok := tls[pod.Labels[launcherpod.VMINameLabel]]; ok {
+				tl.observePod(&pod, now)
+				launchers[pod.Labels[launcherpod.VMINameLabel]] = &pod
+			}
+			mu.Unlock()
+		}
+	}()
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
@@ -182,12 +295,15 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 			}
 			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 			mu.Lock()
-			t0, ok := created[u.GetName()]
+			tl, ok := tls[u.GetName()]
+			if ok {
+				tl.observeVMIPhase(p, now)
+			}
 			if _, seen := reached[u.GetName()]; ok && !seen {
 				if p == "Failed" {
 					failed[u.GetName()] = "VMI Failed"
 				} else if phaseRank[p] >= phaseRank[phase] {
-					reached[u.GetName()] = now.Sub(t0)
+					reached[u.GetName()] = now.Sub(tl.at[msCreated])
 					if deleteEarly {
 						go func(name string) { _ = vms.Delete(ctx, name, metav1.DeleteOptions{}) }(u.GetName())
 					}
@@ -200,6 +316,7 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 			}
 		}
 	}()
+	first, cpuBefore := time.Now(), ReadCPUTimes()
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("%s-%03d", prefix, i)
 		o, err := smallVMObject(ns, name)
@@ -207,7 +324,8 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 			return out, err
 		}
 		mu.Lock()
-		created[name] = time.Now()
+		tls[name] = &timeline{}
+		tls[name].see(msCreated, time.Now())
 		mu.Unlock()
 		if _, err := vms.Create(ctx, o, metav1.CreateOptions{}); err != nil {
 			return out, fmt.Errorf("create VM %s: %w", name, err)
@@ -224,12 +342,22 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	case <-ctx.Done():
 		return out, ctx.Err()
 	}
+	cpuAfter := ReadCPUTimes()
+	out.cpuBusy = cpuBefore.BusyFraction(cpuAfter)
+	out.cpuSeconds = float64(cpuAfter.Busy-cpuBefore.Busy) / clockTicks
 	time.Sleep(time.Second) // trailing status writes of the same start
 	afterKV, afterPods, err := writeCounters(ctx, e)
 	if err != nil {
 		return out, err
 	}
+	chain := scheduledChain
+	if phase == "Running" {
+		chain = runningChain
+	}
 	mu.Lock()
+	if phase == "Running" {
+		logMilestones(ctx, e, ns, first.Add(-2*time.Second), launchers, tls)
+	}
 	ds := make([]time.Duration, 0, len(reached))
 	for _, d := range reached {
 		ds = append(ds, d)
@@ -238,6 +366,15 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	if len(failed) > 0 {
 		out.failure += fmt.Sprintf(" %d VMIs Failed", len(failed))
 	}
+	all := make([]*timeline, 0, len(tls))
+	out.vms = map[string]map[string]float64{}
+	for name, tl := range tls {
+		all = append(all, tl)
+		out.vms[name] = tl.offsets()
+	}
+	out.phases = phaseStats(all, chain)
+	out.stuck = whereStuck(all, chain)
+	out.waited = waitedForRoom(all)
 	mu.Unlock()
 	out.dist = Summarize(ds, 0, n-len(ds))
 	if !deleteEarly {
@@ -258,6 +395,52 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 		return out, fmt.Errorf("VMIs of %s still there 5 min after their VMs were deleted", ns)
 	}
 	return out, nil
+}
+
+// logMilestones adds the milestones found in the logs of the launcher pods (by VM name) and of
+// the node agents of their nodes, written since then, to the timelines. A log that cannot be
+// read leaves its milestones unseen.
+func logMilestones(ctx context.Context, e *Env, ns string, since time.Time, pods map[string]*corev1.Pod, tls map[string]*timeline) {
+	nodes := map[string]bool{}
+	for vm, pod := range pods {
+		if pod.Spec.NodeName != "" {
+			nodes[pod.Spec.NodeName] = true
+		}
+		b, err := e.KubeClient.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{
+			Container: launcherpod.ComputeContainerName, Timestamps: true,
+		}).DoRaw(ctx)
+		if err != nil {
+			continue
+		}
+		started, ready := launcherMilestones(b)
+		tls[vm].see(msLauncher, started)
+		tls[vm].see(msLibvirt, ready)
+	}
+	agents, err := e.KubeClient.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=" + handlerName,
+	})
+	if err != nil {
+		return
+	}
+	sinceTime := metav1.NewTime(since)
+	for _, a := range agents.Items {
+		if !nodes[a.Spec.NodeName] || len(a.Spec.Containers) == 0 {
+			continue
+		}
+		b, err := e.KubeClient.CoreV1().Pods(a.Namespace).GetLogs(a.Name, &corev1.PodLogOptions{
+			Container: a.Spec.Containers[0].Name, Timestamps: true, SinceTime: &sinceTime,
+		}).DoRaw(ctx)
+		if err != nil {
+			continue
+		}
+		for key, m := range agentMilestones(b) {
+			vmNS, vm, ok := strings.Cut(key, "/")
+			if tl := tls[vm]; ok && vmNS == ns && tl != nil {
+				tl.see(msAttached, m[0])
+				tl.see(msDomain, m[1])
+			}
+		}
+	}
 }
 
 // writeCounters reads nativevirt-apiserver's kubevirt.io writes by resource and kube-apiserver's

@@ -72,3 +72,47 @@ func fieldOf(path, key, sep string) string {
 	}
 	return ""
 }
+
+// CPUTimes is the machine's CPU time so far, from the "cpu" line of /proc/stat: busy (everything
+// but idle and iowait) and total, in clock ticks.
+type CPUTimes struct {
+	Busy, Total uint64
+}
+
+// ReadCPUTimes reads /proc/stat; zero when it cannot.
+func ReadCPUTimes() CPUTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}
+	}
+	return parseCPUTimes(b)
+}
+
+func parseCPUTimes(stat []byte) CPUTimes {
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return CPUTimes{}
+	}
+	var t CPUTimes
+	// user nice system idle iowait irq softirq steal (guest time is included in user).
+	for i, s := range f[1:min(len(f), 9)] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return CPUTimes{}
+		}
+		t.Total += v
+		if i != 3 && i != 4 {
+			t.Busy += v
+		}
+	}
+	return t
+}
+
+// BusyFraction is the share of the machine's CPU time that was busy between t and later.
+func (t CPUTimes) BusyFraction(later CPUTimes) float64 {
+	if later.Total <= t.Total {
+		return 0
+	}
+	return float64(later.Busy-t.Busy) / float64(later.Total-t.Total)
+}

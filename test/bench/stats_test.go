@@ -139,3 +139,17 @@ func TestRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCPUTimes(t *testing.T) {
+	before := parseCPUTimes([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n"))
+	if before != (CPUTimes{Busy: 150, Total: 1000}) {
+		t.Fatalf("parsed %+v", before)
+	}
+	after := parseCPUTimes([]byte("cpu  250 0 100 850 50 0 0 0 0 0\n"))
+	if got := before.BusyFraction(after); got != 0.8 {
+		t.Errorf("busy fraction %v, want 0.8", got)
+	}
+	if got := (parseCPUTimes([]byte("garbage"))); got != (CPUTimes{}) {
+		t.Errorf("garbage parsed as %+v", got)
+	}
+}

@@ -168,6 +168,9 @@ type Agent struct {
 	migrations map[types.UID]*migration
 	// tunnels are the open incoming migration tunnels, by migration uid.
 	tunnels map[types.UID]map[net.Conn]struct{}
+	// ready reports launchers' ready markers as they appear (nil: the
+	// waitForLauncher poll alone notices them). Set by Run.
+	ready *podfs.ReadyWatch
 }
 
 // New returns an agent; call Run to start it.
@@ -276,6 +279,10 @@ func (a *Agent) Run(ctx context.Context, workers int, synced ...cache.InformerSy
 	for _, r := range a.cfg.Store.List() {
 		a.queue.Add(r.Key())
 	}
+	if err := a.watchReadyMarkers(); err != nil {
+		logger.Error(err, "Launchers' ready markers are noticed by polling only")
+	}
+	defer a.stopWatchingReadyMarkers()
 	logger.Info("Node agent started", "node", a.cfg.NodeName, "checkpoints", len(a.cfg.Store.List()))
 	for i := 0; i < workers; i++ {
 		go wait.UntilWithContext(ctx, a.runWorker, time.Second)

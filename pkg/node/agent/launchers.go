@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"time"
 
@@ -83,6 +85,9 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	if l != nil {
 		a.release(vmi.UID)
 	}
+	key := vmi.Namespace + "/" + vmi.Name
+	// Watch before looking: a marker written in between is then reported.
+	a.watchReady(ctx, pod, key)
 	fs, err := a.cfg.Locator.OpenLauncher(pod.UID)
 	if err != nil {
 		return nil, err
@@ -92,7 +97,6 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		_ = fs.Close()
 		return nil, fmt.Errorf("%w: connecting to libvirt of pod %s: %v", podfs.ErrNotReady, pod.Name, err)
 	}
-	key := vmi.Namespace + "/" + vmi.Name
 	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn,
 		blockVolumes: launcherpod.BlockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
@@ -112,8 +116,12 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	l.stop = stop
 	a.mu.Lock()
 	a.launchers[vmi.UID] = l
+	ready := a.ready
 	a.mu.Unlock()
-	klog.FromContext(ctx).V(2).Info("Attached to launcher", "pod", klog.KObj(pod), "domain", domain)
+	if ready != nil {
+		ready.Forget(pod.UID)
+	}
+	klog.FromContext(ctx).Info("Attached to launcher", "pod", klog.KObj(pod), "domain", domain)
 	return l, nil
 }
 
@@ -199,4 +207,41 @@ func (a *Agent) forgetKey(key string, keep types.UID) error {
 		}
 	}
 	return nil
+}
+
+// watchReadyMarkers starts reporting launchers' ready markers: each one
+// enqueues the VMI its pod was watched for.
+func (a *Agent) watchReadyMarkers() error {
+	w, err := podfs.NewReadyWatch(func(key string) { a.queue.Add(key) })
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.ready = w
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *Agent) stopWatchingReadyMarkers() {
+	a.mu.Lock()
+	w := a.ready
+	a.ready = nil
+	a.mu.Unlock()
+	if w != nil {
+		_ = w.Close()
+	}
+}
+
+// watchReady makes the ready marker of pod enqueue key (the pod's private
+// volume may not exist yet: the pod's next status change brings the VMI back).
+func (a *Agent) watchReady(ctx context.Context, pod *corev1.Pod, key string) {
+	a.mu.Lock()
+	w := a.ready
+	a.mu.Unlock()
+	if w == nil {
+		return
+	}
+	if err := w.Watch(a.cfg.Locator, pod.UID, key); err != nil && !errors.Is(err, os.ErrNotExist) {
+		klog.FromContext(ctx).V(2).Info("Not watching the launcher's ready marker; polling", "pod", klog.KObj(pod), "err", err)
+	}
 }

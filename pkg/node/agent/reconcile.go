@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -106,7 +107,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 		if rec.Started || vmi.Status.Phase == kubevirtv1.Running {
 			return a.finish(ctx, vmi, rec, virt.DomainInfo{}, "domain disappeared")
 		}
-		return a.startDomain(ctx, vmi, rec, l)
+		return a.start(ctx, vmi, pod, rec, l)
 	}
 	if err != nil {
 		return 0, err
@@ -122,10 +123,32 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 			if err := l.conn.Undefine(rec.Domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
 				return 0, err
 			}
-			return a.startDomain(ctx, vmi, rec, l)
+			return a.start(ctx, vmi, pod, rec, l)
 		}
 		return a.finish(ctx, vmi, rec, info, "")
 	}
+	return a.observeActive(ctx, vmi, pod, rec, l, info)
+}
+
+// start defines and starts the domain and reports it from the same sync: the
+// start held this worker for long enough, and the Running status must not
+// wait for a free worker again while other starts hold them all.
+func (a *Agent) start(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, rec domains.Record, l *launcher) (time.Duration, error) {
+	rec, err := a.startDomain(ctx, vmi, rec, l)
+	if err != nil {
+		return 0, err
+	}
+	info, err := l.conn.Info(rec.Domain)
+	if err != nil || !info.Active() {
+		// The started (or stopped) event brings the VMI back.
+		return time.Millisecond, nil
+	}
+	return a.observeActive(ctx, vmi, pod, rec, l, info)
+}
+
+// observeActive records an active domain and writes the VMI's running
+// status; for a deleted VMI it also shuts the guest down.
+func (a *Agent) observeActive(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, rec domains.Record, l *launcher, info virt.DomainInfo) (time.Duration, error) {
 	if !rec.Started {
 		// Running although the checkpoint says otherwise (the state dir was
 		// lost): adopt it. Never define or start a running domain again.
@@ -150,44 +173,52 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 }
 
 // startDomain prepares the disks and the pod network, defines and starts the
-// domain, once.
-func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, l *launcher) (time.Duration, error) {
+// domain, once; it returns the checkpoint record of the started domain.
+func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, l *launcher) (domains.Record, error) {
 	logger := klog.FromContext(ctx)
+	t0 := time.Now()
 	facts, err := a.prepareDisks(ctx, vmi, l.fs.Disks)
 	if err != nil {
-		return 0, fmt.Errorf("preparing disks: %w", err)
+		return rec, fmt.Errorf("preparing disks: %w", err)
 	}
 	facts.BlockVolumes, facts.SharedVolumes = l.blockVolumes, l.sharedVolumes
 	if err := a.prepareNetwork(ctx, vmi, l); err != nil {
-		return 0, err
+		return rec, err
 	}
 	name, xml, err := a.cfg.BuildDomain(vmi, facts)
 	if err != nil {
-		return 0, fmt.Errorf("converting the VMI to a domain: %w", err)
+		return rec, fmt.Errorf("converting the VMI to a domain: %w", err)
 	}
 	if name != rec.Domain {
-		return 0, fmt.Errorf("converter named the domain %q, expected %q", name, rec.Domain)
+		return rec, fmt.Errorf("converter named the domain %q, expected %q", name, rec.Domain)
 	}
+	t1 := time.Now()
 	if err := l.conn.Define(xml); err != nil {
-		return 0, err
+		return rec, err
 	}
+	t2 := time.Now()
 	// Checkpoint before starting: a crash right after Start must not lead to
 	// a second start.
 	now := a.cfg.Now()
 	rec.Started, rec.StartedAt = true, &now
 	if _, err := a.cfg.Store.Put(rec); err != nil {
-		return 0, err
+		return rec, err
 	}
 	if err := l.conn.Start(rec.Domain); err != nil {
 		rec.Started, rec.StartedAt = false, nil
 		if _, perr := a.cfg.Store.Put(rec); perr != nil {
 			logger.Error(perr, "Checkpointing the failed start")
 		}
-		return 0, err
+		return rec, err
 	}
-	logger.Info("Domain started", "domain", rec.Domain)
-	// The started event brings the VMI back for its Running status.
-	return time.Millisecond, nil
+	// The guest has only just begun to boot: its guest agent cannot answer
+	// before the next resync.
+	l.guestOSAt = now
+	// The durations say where a slow start spent its time (the first define in a launcher
+	// includes libvirt's probe of the QEMU binary).
+	logger.Info("Domain started", "domain", rec.Domain, "prepare", t1.Sub(t0).Round(time.Millisecond),
+		"define", t2.Sub(t1).Round(time.Millisecond), "start", time.Since(t2).Round(time.Millisecond))
+	return rec, nil
 }
 
 // shutdown asks the guest to power off once, and destroys it when the grace
@@ -233,6 +264,12 @@ func (a *Agent) launcherMissing(ctx context.Context, vmi *kubevirtv1.VirtualMach
 
 // finish records that the domain stopped and reports the final phase.
 func (a *Agent) finish(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, rec domains.Record, info virt.DomainInfo, gone string) (time.Duration, error) {
+	if rec.ShutdownAt == nil && vmi.DeletionTimestamp != nil {
+		// Deleting the VMI asked for the stop, also when the launcher (told by
+		// the pod's deletion) got to the guest before this agent did.
+		at := vmi.DeletionTimestamp.Time
+		rec.ShutdownAt = &at
+	}
 	rec.State, rec.Reason, rec.Gone = info.State, info.Reason, gone != ""
 	if _, err := a.cfg.Store.Put(rec); err != nil {
 		return 0, err

@@ -94,6 +94,40 @@ func TestStartToRunning(t *testing.T) {
 	}
 }
 
+// The sync that starts the domain also reports it Running, with one status
+// write: under a burst of starts every worker may be busy starting another
+// guest, and the status must not wait for one.
+func TestStartReportsRunningAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.sync()
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Running {
+		t.Fatalf("phase after the starting sync = %s, want Running", got)
+	}
+	if n := e.writeCount(); n != 1 {
+		t.Errorf("%d status writes for the start, want 1", n)
+	}
+}
+
+// The guest agent of a guest that has just been started cannot answer: it is
+// asked first at the resync after the start.
+func TestGuestOSAskedAtTheResync(t *testing.T) {
+	e := startRunning(t)
+	e.daemon.SetGuestOS(domain, &virt.GuestOS{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-56-amd64"})
+	e.now = e.now.Add(resync / 2)
+	e.sync()
+	if got := e.getVMI().Status.GuestOSInfo; got.ID != "" {
+		t.Errorf("guest OS %+v reported before the resync", got)
+	}
+	e.now = e.now.Add(resync / 2)
+	e.sync()
+	want := kubevirtv1.VirtualMachineInstanceGuestOSInfo{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-56-amd64"}
+	if diff := cmp.Diff(want, e.getVMI().Status.GuestOSInfo); diff != "" {
+		t.Errorf("guest OS at the resync (-want +got):\n%s", diff)
+	}
+}
+
 func TestGuestStops(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -192,6 +226,48 @@ func TestDeletionGracePeriod(t *testing.T) {
 			e.sync()
 			if got := e.getVMI().Status.Phase; got != tt.wantPhase {
 				t.Errorf("phase = %s, want %s", got, tt.wantPhase)
+			}
+		})
+	}
+}
+
+// The launcher, told by the pod's deletion, may stop the guest before the
+// agent's own shutdown: the deleted VMI still succeeded.
+func TestDeletedVMIStoppedByTheLauncher(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		stopped func(e *env)
+	}{
+		{"domain destroyed", func(e *env) { e.daemon.SetState(domain, virt.StateShutoff, virt.ReasonDestroyed) }},
+		{"launcher pod terminating", func(e *env) {
+			pod, err := e.agent.cfg.Pods.Pods(ns).Get("virt-launcher-vm-abcde")
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			pod = pod.DeepCopy()
+			now := metav1.NewTime(e.now)
+			pod.DeletionTimestamp = &now
+			if err := e.pods.Update(pod); err != nil {
+				e.t.Fatal(err)
+			}
+			e.daemon.Kill()
+			// The close event drops the connection asynchronously.
+			deadline := time.Now().Add(5 * time.Second)
+			for e.agent.attached(vmUID) != nil && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startRunning(t)
+			e.updateVMI(func(v *kubevirtv1.VirtualMachineInstance) {
+				now := metav1.NewTime(e.now)
+				v.DeletionTimestamp = &now
+			})
+			tt.stopped(e)
+			e.sync()
+			if got := e.getVMI().Status.Phase; got != kubevirtv1.Succeeded {
+				t.Errorf("phase = %s, want Succeeded", got)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/streams"
@@ -23,6 +24,21 @@ const (
 	EmulationAuto   = "auto"
 	EmulationAlways = "always"
 	EmulationNever  = "never"
+)
+
+// DefaultWorkers is how many VMIs the agent reconciles at once. Defining and
+// starting a domain blocks a worker for up to seconds (libvirt probes QEMU on a
+// launcher's first define); VMIs of one node live in separate launchers, so a
+// burst of starts proceeds in parallel rather than two at a time (KubeVirt's
+// virt-handler runs 10 as well).
+const DefaultWorkers = 10
+
+// DefaultQPS and DefaultBurst are the agent's client-side request limits, as
+// the controller's. client-go's own (5 and 10) held the Running status writes
+// of a burst of starts on one node back for seconds.
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
 )
 
 // Options are the flags of nativevirt-handler.
@@ -39,9 +55,13 @@ type Options struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	Workers          int
-	DevicePlugins    bool
-	KVMDevice        string
-	TUNDevice        string
+	// QPS and Burst limit the agent's requests to the API servers (status
+	// writes of its VMIs, the node heartbeat).
+	QPS           float32
+	Burst         int
+	DevicePlugins bool
+	KVMDevice     string
+	TUNDevice     string
 	// MigrationProgressTimeout and MigrationCompletionTimeoutPerGiB bound
 	// the live migrations this node sends.
 	MigrationProgressTimeout         time.Duration
@@ -60,7 +80,9 @@ func NewOptions() *Options {
 		Emulation:        EmulationAuto,
 		ListenAddress:    "0.0.0.0",
 		Port:             streams.DefaultPort,
-		Workers:          2,
+		Workers:          DefaultWorkers,
+		QPS:              DefaultQPS,
+		Burst:            DefaultBurst,
 		DevicePlugins:    true,
 		KVMDevice:        "/dev/kvm",
 		TUNDevice:        "/dev/net/tun",
@@ -85,7 +107,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "PEM node CA; only its client certificates with CN "+streams.APIServerCommonName+
 		" (VMI streams and commands) and "+streams.HandlerCommonName+" (migration tunnels from other node agents) are accepted.")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "VMIs reconciled in parallel (a start blocks its worker while libvirt defines and starts the domain).")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to the API servers.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Request burst to the API servers.")
 	fs.BoolVar(&o.DevicePlugins, "device-plugins", o.DevicePlugins, "Serve the kubelet device plugins devices.nativevirt.io/kvm and /tun.")
 	fs.StringVar(&o.KVMDevice, "kvm-device", o.KVMDevice, "The KVM device node.")
 	fs.StringVar(&o.TUNDevice, "tun-device", o.TUNDevice, "The TUN device node.")
@@ -119,6 +143,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
 	}
 	tls := 0
 	for _, f := range []string{o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile} {
@@ -155,4 +182,11 @@ func (o *Options) endpoint(fallbackHost string) string {
 		host = fallbackHost
 	}
 	return net.JoinHostPort(host, strconv.Itoa(o.Port))
+}
+
+// clientConfig applies the request limits and the agent's user agent to cfg.
+func (o *Options) clientConfig(cfg *rest.Config) *rest.Config {
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "nativevirt-handler"
+	return cfg
 }

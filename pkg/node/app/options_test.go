@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
@@ -23,6 +24,9 @@ func TestValidate(t *testing.T) {
 		{"port out of range", func(o *Options) { o.Port = 70000 }, "--port"},
 		{"partial TLS", func(o *Options) { o.TLSCertFile = "/c.pem" }, "go together"},
 		{"full TLS", func(o *Options) { o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile = "/c", "/k", "/ca" }, ""},
+		{"no workers", func(o *Options) { o.Workers = 0 }, "--workers"},
+		{"zero QPS", func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
+		{"zero burst", func(o *Options) { o.Burst = 0 }, "--kube-api-burst"},
 	}
 	for _, tt := range tests {
 		o := NewOptions()
@@ -82,5 +86,17 @@ func TestCloudInitISO(t *testing.T) {
 		if string(iso[0x8001:0x8006]) != "CD001" {
 			t.Errorf("%s: no ISO 9660 primary volume descriptor", kind)
 		}
+	}
+}
+
+func TestClientConfig(t *testing.T) {
+	o := NewOptions()
+	if o.QPS <= 5 || o.Burst <= 10 || o.Workers <= 2 {
+		t.Errorf("defaults QPS %v, burst %d, workers %d: no higher than client-go's 5/10 and the old 2 workers", o.QPS, o.Burst, o.Workers)
+	}
+	o.QPS, o.Burst = 7, 9
+	cfg := o.clientConfig(&rest.Config{Host: "https://example"})
+	if cfg.QPS != 7 || cfg.Burst != 9 || cfg.UserAgent != "nativevirt-handler" {
+		t.Errorf("client config QPS %v, burst %d, user agent %q", cfg.QPS, cfg.Burst, cfg.UserAgent)
 	}
 }

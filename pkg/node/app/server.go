@@ -61,6 +61,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg = o.clientConfig(cfg)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
