@@ -38,22 +38,34 @@ func timePaged(ctx context.Context, read pagedRead, limit int64) (pages, objects
 	return pages, objects, time.Since(t0), err
 }
 
+// paginate requests pages with page until the server returns no continue token; page returns a
+// page's object count and continue token.
+func paginate(ctx context.Context, limit int64, page func(ctx context.Context, opts metav1.ListOptions) (int, string, error)) (pages, objects int, err error) {
+	opts := metav1.ListOptions{Limit: limit}
+	for {
+		n, cont, err := page(ctx, opts)
+		if err != nil {
+			return pages, objects, err
+		}
+		pages++
+		objects += n
+		if cont == "" {
+			return pages, objects, nil
+		}
+		opts.Continue = cont
+	}
+}
+
 // dynamicPaged reads with client-go's dynamic client.
 func dynamicPaged(r dynamic.ResourceInterface) pagedRead {
-	return func(ctx context.Context, limit int64) (pages, objects int, err error) {
-		opts := metav1.ListOptions{Limit: limit}
-		for {
+	return func(ctx context.Context, limit int64) (int, int, error) {
+		return paginate(ctx, limit, func(ctx context.Context, opts metav1.ListOptions) (int, string, error) {
 			l, err := r.List(ctx, opts)
 			if err != nil {
-				return pages, objects, err
+				return 0, "", err
 			}
-			pages++
-			objects += len(l.Items)
-			if l.GetContinue() == "" {
-				return pages, objects, nil
-			}
-			opts.Continue = l.GetContinue()
-		}
+			return len(l.Items), l.GetContinue(), nil
+		})
 	}
 }
 
@@ -65,20 +77,14 @@ func typedPaged(cfg *rest.Config, namespace string) (pagedRead, error) {
 		return nil, err
 	}
 	vms := cs.KubevirtV1().VirtualMachines(namespace)
-	return func(ctx context.Context, limit int64) (pages, objects int, err error) {
-		opts := metav1.ListOptions{Limit: limit}
-		for {
+	return func(ctx context.Context, limit int64) (int, int, error) {
+		return paginate(ctx, limit, func(ctx context.Context, opts metav1.ListOptions) (int, string, error) {
 			l, err := vms.List(ctx, opts)
 			if err != nil {
-				return pages, objects, err
+				return 0, "", err
 			}
-			pages++
-			objects += len(l.Items)
-			if l.Continue == "" {
-				return pages, objects, nil
-			}
-			opts.Continue = l.Continue
-		}
+			return len(l.Items), l.Continue, nil
+		})
 	}, nil
 }
 
