@@ -104,9 +104,10 @@ func (e *Env) OnClose(what string, fn func(context.Context) error) {
 	e.cleanups = append(e.cleanups, cleanup{what, fn})
 }
 
-// Setup brings the cluster up when it is down and makes nativevirt-apiserver reachable both
-// through kube-apiserver and directly.
-func Setup(ctx context.Context, o Options) (*Env, error) {
+// NewEnv is the environment of suites that start their own server (scale-fresh): the
+// repository (its _output/bin) and the work directory. It does not touch the cluster; Kube,
+// Direct and Server stay nil.
+func NewEnv(o Options) (*Env, error) {
 	if o.Log == nil {
 		o.Log = os.Stderr
 	}
@@ -117,7 +118,17 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Cluster: c, opts: o}
+	return &Env{Cluster: c, opts: o}, nil
+}
+
+// Setup is NewEnv that also brings the cluster up when it is down and makes nativevirt-apiserver
+// reachable both through kube-apiserver and directly.
+func Setup(ctx context.Context, o Options) (*Env, error) {
+	e, err := NewEnv(o)
+	if err != nil {
+		return nil, err
+	}
+	c := e.Cluster
 	if !c.IsUp(ctx) {
 		e.Logf("local cluster is down: hack/cluster/up.sh")
 		if err := c.Up(ctx); err != nil {

@@ -42,10 +42,16 @@ const (
 	rssGoal  = 400 << 20
 )
 
-// scaleHost is the server the scale suite fills and reads back.
-type scaleHost struct {
-	// label heads the JSON's setup; via says how kubectl reaches the server.
+// scaleServers are the servers a scale run fills: one per scenario, or the same one for both.
+type scaleServers struct {
+	// label describes them in the setup; via says how kubectl reaches them.
 	label, via string
+	// open gives the server of the next scenario; release ends what open started for it.
+	open func(ctx context.Context) (h *scaleHost, release func() error, err error)
+}
+
+// scaleHost is the server one scenario of the scale suite fills and reads back.
+type scaleHost struct {
 	// create is the target the VMs are created and deleted through (directly); reads are read
 	// back (each paginated list, list and watch is measured per read target).
 	create Target
@@ -66,10 +72,10 @@ type scaleHost struct {
 // (kubectl get vm -A, a paginated list, a watch delivering them all) and the server's memory
 // and etcd size, deletes them, and does the same with the VMs spread over cfg.Namespaces.
 // targets are (a) and (b) of the deployed server; objects are created directly (b) because
-// only reading is measured.
+// only reading is measured. Both scenarios run on the same server, so the second one's figures
+// include what the first one's VMs left behind (the watch cache's history, etcd's free pages).
 func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*Result, error) {
 	h := &scaleHost{
-		label: "nativevirt-apiserver under test (" + e.Server.Mode + ")", via: "through kube-apiserver",
 		create: targets[1], reads: targets,
 		namespace: e.Namespace,
 		dropNamespace: func(ctx context.Context, ns string) error {
@@ -85,16 +91,25 @@ func RunScale(ctx context.Context, e *Env, cfg ScaleConfig, targets []Target) (*
 		logf:      e.Logf,
 	}
 	res := &Result{Suite: "scale", Title: fmt.Sprintf("Scale: %d VirtualMachines on the server under test", cfg.VMs)}
-	return runScale(ctx, h, cfg, res)
+	res.Note("both scenarios run on the same server, one after the other: the second one's figures include what the first one's %d VMs left behind", cfg.VMs)
+	return runScale(ctx, cfg, res, scaleServers{
+		label: "nativevirt-apiserver under test (" + e.Server.Mode + ")",
+		via:   "through kube-apiserver",
+		open: func(context.Context) (*scaleHost, func() error, error) {
+			return h, func() error { return nil }, nil
+		},
+	})
 }
 
-func runScale(ctx context.Context, h *scaleHost, cfg ScaleConfig, res *Result) (*Result, error) {
+// runScale runs the scenarios, cfg.VMs in one namespace and then in cfg.Namespaces, each on
+// the server that servers.open gives for it.
+func runScale(ctx context.Context, cfg ScaleConfig, res *Result, servers scaleServers) (*Result, error) {
 	res.Columns = []string{"scenario", "measurement", "value", "goal"}
 	res.Setup = map[string]string{
-		"server":  h.label,
+		"server":  servers.label,
 		"reads":   fmt.Sprintf("each read is run %d times; the median is shown", cfg.Repeats),
 		"watch":   "a watch from resourceVersion 0 (served from the watch cache) until it delivered an ADDED event for every object",
-		"kubectl": "real kubectl from _output/bin, default output (server-side table, chunks of 500), " + h.via,
+		"kubectl": "real kubectl from _output/bin, default output (server-side table, chunks of 500), " + servers.via,
 	}
 	var records []ScaleRecord
 	add := func(scenario, metric string, value float64, unit, detail string) {
@@ -102,20 +117,21 @@ func runScale(ctx context.Context, h *scaleHost, cfg ScaleConfig, res *Result) (
 	}
 	defer func() { res.Records = records }()
 
-	if f, err := h.footprint(ctx); err == nil {
-		res.AddRow("before", "nativevirt-apiserver RSS", f.String(), "")
-		res.AddRow("before", "etcd DB size", FmtMiB(f.db), "")
-		addFootprint(add, "before", f)
-	} else {
-		res.Note("server footprint unavailable: %v", err)
-	}
 	for _, nsCount := range []int{1, cfg.Namespaces} {
 		scenario := fmt.Sprintf("%d VMs in %d namespace", cfg.VMs, nsCount)
 		if nsCount > 1 {
 			scenario += "s"
 		}
+		h, release, err := servers.open(ctx)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", scenario, err)
+		}
 		h.logf("%s: %s", res.Suite, scenario)
-		if err := runScaleScenario(ctx, h, cfg, nsCount, scenario, res, add); err != nil {
+		err = runScaleScenario(ctx, h, cfg, nsCount, scenario, res, add)
+		if rerr := release(); err == nil && rerr != nil {
+			err = fmt.Errorf("release the server: %w", rerr)
+		}
+		if err != nil {
 			return res, fmt.Errorf("%s: %w", scenario, err)
 		}
 	}
@@ -144,6 +160,13 @@ func runScaleScenario(ctx context.Context, h *scaleHost, cfg ScaleConfig, nsCoun
 		if err := h.namespace(ctx, namespaces[i]); err != nil {
 			return err
 		}
+	}
+	if f, err := h.footprint(ctx); err == nil {
+		res.AddRow(scenario, "nativevirt-apiserver RSS before the creates", f.String(), "")
+		res.AddRow(scenario, "etcd DB size before the creates", FmtMiB(f.db), "")
+		addFootprint(add, scenario, "before-", f)
+	} else {
+		res.Note("%s: server footprint before the creates unavailable: %v", scenario, err)
 	}
 	direct := h.create
 	for _, ns := range namespaces { // objects left by an interrupted attempt
@@ -284,7 +307,7 @@ func runScaleScenario(ctx context.Context, h *scaleHost, cfg ScaleConfig, nsCoun
 		res.AddRow(scenario, "nativevirt-apiserver RSS", f.String(), "≤ 400 MiB")
 		res.AddRow(scenario, "etcd DB size", FmtMiB(f.db), "")
 		res.Targets = append(res.Targets, NewCheck(scenario+": nativevirt-apiserver RSS", "≤ 400 MiB", FmtMiB(f.mem.RSS), f.mem.RSS <= rssGoal))
-		addFootprint(add, scenario, f)
+		addFootprint(add, scenario, "", f)
 	}
 
 	h.logf("%s: deleting %d VMs", res.Suite, cfg.VMs)
@@ -348,13 +371,14 @@ func serverFootprint(ctx context.Context, pidOf func() (int, error), metrics *re
 	return f, nil
 }
 
-func addFootprint(add func(scenario, metric string, value float64, unit, detail string), scenario string, f footprint) {
-	add(scenario, "rss", float64(f.mem.RSS), "bytes", "VmRSS")
-	add(scenario, "rss-anon", float64(f.mem.Anon), "bytes", "RssAnon")
-	add(scenario, "rss-file", float64(f.mem.File), "bytes", "RssFile (binary, mmapped bbolt database)")
-	add(scenario, "rss-peak", float64(f.mem.HWM), "bytes", "VmHWM since the process started")
-	add(scenario, "go-heap-inuse", f.heap, "bytes", "go_memstats_heap_inuse_bytes")
-	add(scenario, "etcd-db", float64(f.db), "bytes", "member/snap/db")
+// addFootprint records f under metric names that start with prefix.
+func addFootprint(add func(scenario, metric string, value float64, unit, detail string), scenario, prefix string, f footprint) {
+	add(scenario, prefix+"rss", float64(f.mem.RSS), "bytes", "VmRSS")
+	add(scenario, prefix+"rss-anon", float64(f.mem.Anon), "bytes", "RssAnon")
+	add(scenario, prefix+"rss-file", float64(f.mem.File), "bytes", "RssFile (binary, mmapped bbolt database)")
+	add(scenario, prefix+"rss-peak", float64(f.mem.HWM), "bytes", "VmHWM since the process started")
+	add(scenario, prefix+"go-heap-inuse", f.heap, "bytes", "go_memstats_heap_inuse_bytes")
+	add(scenario, prefix+"etcd-db", float64(f.db), "bytes", "member/snap/db")
 }
 
 // watchInitial opens a watch at resourceVersion 0 and returns the time until it delivered the

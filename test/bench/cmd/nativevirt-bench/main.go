@@ -44,6 +44,9 @@ var (
 		cp:         bench.ControlPlaneConfig{Burst: 5, Interval: 100 * time.Millisecond, RunningBurst: 3},
 	}
 	allSuites = []string{"api-path", "control-plane", "console", "scale-fresh", "scale"}
+	// ownServerSuites start the servers they measure and need no cluster: a run of only these
+	// does not bring the cluster up.
+	ownServerSuites = []string{"scale-fresh"}
 )
 
 // maxAttempts bounds how often a suite runs when the server is replaced under it.
@@ -91,7 +94,13 @@ func run() int {
 	machine := bench.ReadMachine()
 	fmt.Printf("nativevirt-bench: %s; quick=%v\n", machine, *quickMode)
 
-	env, err := bench.Setup(ctx, bench.Options{Mode: *mode, WorkDir: filepath.Join(outDir, "work"), KeepCluster: *keep})
+	opts := bench.Options{Mode: *mode, WorkDir: filepath.Join(outDir, "work"), KeepCluster: *keep}
+	var env *bench.Env
+	if slices.ContainsFunc(wanted, func(s string) bool { return !slices.Contains(ownServerSuites, s) }) {
+		env, err = bench.Setup(ctx, opts)
+	} else {
+		env, err = bench.NewEnv(opts) // no cluster needed
+	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -105,16 +114,19 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "setup:", err)
 		return 1
 	}
-	fmt.Printf("nativevirt-apiserver: %s\n", env.Server.Describe)
+	if env.Server != nil {
+		fmt.Printf("nativevirt-apiserver: %s\n", env.Server.Describe)
+	}
 
 	var results []*bench.Result
 	failed := false
-	// do runs one suite; onServer says whether it measures the server under test (the
-	// deployment), whose replacement mid-suite makes it run again.
-	do := func(name string, onServer bool, fn func(ctx context.Context) (*bench.Result, error)) {
+	// do runs one suite. A suite on the server under test (the deployment; every suite but
+	// ownServerSuites) runs again when that server is replaced mid-suite.
+	do := func(name string, fn func(ctx context.Context) (*bench.Result, error)) {
 		if !slices.Contains(wanted, name) || ctx.Err() != nil {
 			return
 		}
+		onServer := !slices.Contains(ownServerSuites, name)
 		t0, load := time.Now(), bench.LoadAverage()
 		var r *bench.Result
 		var err error
@@ -191,7 +203,7 @@ func run() int {
 		{Name: bench.Direct, Label: "nativevirt-apiserver directly", Config: env.Direct, Resource: bench.VMResource},
 		{Name: bench.CRD, Label: "CRD " + bench.CRDResource.GroupResource().String() + " on kube-apiserver", Config: env.Kube, Resource: bench.CRDResource},
 	}
-	do("api-path", true, func(ctx context.Context) (*bench.Result, error) {
+	do("api-path", func(ctx context.Context) (*bench.Result, error) {
 		n, err := env.InstallCRD(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("CRD target: %w", err)
@@ -202,11 +214,11 @@ func run() int {
 		}
 		return r, err
 	})
-	do("control-plane", true, func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
-	do("console", true, func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
-	do("scale-fresh", false, func(ctx context.Context) (*bench.Result, error) { return bench.RunScaleFresh(ctx, env, sz.scaleFresh) })
+	do("control-plane", func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
+	do("console", func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
+	do("scale-fresh", func(ctx context.Context) (*bench.Result, error) { return bench.RunScaleFresh(ctx, env, sz.scaleFresh) })
 	// Last: 10,000 VMs may take the server down (memory), which must not spoil the others.
-	do("scale", true, func(ctx context.Context) (*bench.Result, error) {
+	do("scale", func(ctx context.Context) (*bench.Result, error) {
 		return bench.RunScale(ctx, env, sz.scale, targets[:2])
 	})
 
