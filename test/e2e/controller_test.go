@@ -191,34 +191,46 @@ func (e *ctrlEnv) gone(name string) {
 	})
 }
 
-// gcObservedInstances returns once kube-controller-manager's garbage collector has observed every
-// instance created so far: it creates a barrier instance owned by a VirtualMachine that does not
-// exist and waits until the collector deletes it. The collector receives instances through one
-// watch, in order, so having acted on the barrier it has seen everything created before it.
-func (e *ctrlEnv) gcObservedInstances() {
+// gcObserved returns once kube-controller-manager's garbage collector watches VirtualMachines and
+// VirtualMachineInstances and has observed every one created so far: it creates a barrier of each
+// kind, owned by a VirtualMachine that does not exist, and waits until the collector deleted both.
+// The collector receives each kind through one watch, in order, so having acted on a barrier it has
+// seen everything of that kind created before it — if that watch was already running when those
+// objects were created. The collector starts its watches of an API group only at its discovery
+// resync (every 30 s) after the group became available; a watch started later lists the existing
+// objects instead, the two kinds independently and each in key order, and an owner already being
+// deleted with the orphan finalizer may then be processed before its dependents: none are orphaned
+// and the dependent is later deleted as having a missing owner. Hence tests call this once before
+// creating anything, and again right before a delete that relies on the collector.
+func (e *ctrlEnv) gcObserved() {
 	e.t.Helper()
 	ctx := context.Background()
-	barrier := &kubevirtv1.VirtualMachineInstance{
-		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "gc-barrier-",
-			Namespace:    e.ns,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: kubevirtv1.SchemeGroupVersion.String(),
-				Kind:       "VirtualMachine",
-				Name:       "gc-barrier-owner-that-does-not-exist",
-				UID:        types.UID("00000000-0000-0000-0000-00000000dead"),
-			}},
-		},
-		Spec: *e.demoVM(kubevirtv1.RunStrategyHalted).Spec.Template.Spec.DeepCopy(),
+	owner := metav1.OwnerReference{
+		APIVersion: kubevirtv1.SchemeGroupVersion.String(),
+		Kind:       "VirtualMachine",
+		Name:       "gc-barrier-owner-that-does-not-exist",
+		UID:        types.UID("00000000-0000-0000-0000-00000000dead"),
 	}
+	meta := metav1.ObjectMeta{GenerateName: "gc-barrier-", Namespace: e.ns, OwnerReferences: []metav1.OwnerReference{owner}}
+	vm := e.demoVM(kubevirtv1.RunStrategyHalted)
+	vm.ObjectMeta = meta
+	createdVM, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, vm, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	barrier := &kubevirtv1.VirtualMachineInstance{ObjectMeta: meta, Spec: *vm.Spec.Template.Spec.DeepCopy()}
 	// No node matches: the barrier never boots a guest while it waits for the collector.
 	barrier.Spec.NodeSelector = map[string]string{"nativevirt.io/e2e-gc-barrier": "no-such-node"}
 	created, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, barrier, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.wait("the garbage collector to delete barrier instance "+created.Name, func() (bool, error) {
-		_, err := e.vmi(created.Name)
+	e.wait("the garbage collector to delete barrier VM "+createdVM.Name+" and instance "+created.Name, func() (bool, error) {
+		_, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Get(ctx, createdVM.Name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		_, err = e.vmi(created.Name)
 		return apierrors.IsNotFound(err), nil
 	})
 }
@@ -241,6 +253,7 @@ func TestControllerVMLifecycle(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-ctrl")
 	ctx := context.Background()
 	const name = "vm-demo"
+	e.gcObserved() // the collector must watch both kinds before the VM and its instances exist
 	if _, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, e.demoVM(kubevirtv1.RunStrategyHalted), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +299,7 @@ func TestControllerVMLifecycle(t *testing.T) {
 		}
 		return v.Status.Phase == kubevirtv1.Running, fmt.Errorf("phase %s", v.Status.Phase)
 	})
-	e.gcObservedInstances()
+	e.gcObserved()
 	if _, err := e.c.Kubectl("delete", "vm", name, "-n", e.ns, "--cascade=orphan"); err != nil {
 		t.Fatal(err)
 	}
