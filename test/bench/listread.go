@@ -104,24 +104,18 @@ func receivedPaged(t Target, namespace string) (pagedRead, error) {
 		p = append(p, "namespaces", namespace)
 	}
 	base.Path = path.Join(append(p, t.Resource.Resource)...)
-	return func(ctx context.Context, limit int64) (pages, objects int, err error) {
-		cont := ""
-		for {
+	return func(ctx context.Context, limit int64) (int, int, error) {
+		pages, _, err := paginate(ctx, limit, func(ctx context.Context, opts metav1.ListOptions) (int, string, error) {
 			u := *base
-			q := url.Values{"limit": {fmt.Sprint(limit)}}
-			if cont != "" {
-				q.Set("continue", cont)
+			q := url.Values{"limit": {fmt.Sprint(opts.Limit)}}
+			if opts.Continue != "" {
+				q.Set("continue", opts.Continue)
 			}
 			u.RawQuery = q.Encode()
-			cont, err = receivePage(ctx, hc, u.String())
-			if err != nil {
-				return pages, -1, err
-			}
-			pages++
-			if cont == "" {
-				return pages, -1, nil
-			}
-		}
+			cont, err := receivePage(ctx, hc, u.String())
+			return 0, cont, err
+		})
+		return pages, -1, err // the objects are not decoded, hence not counted
 	}, nil
 }
 
