@@ -54,6 +54,9 @@ type Options struct {
 	DataDir string
 	// EmbeddedEtcdPort is the embedded etcd's client port on 127.0.0.1 (0: pick a free one).
 	EmbeddedEtcdPort int
+	// EmbeddedEtcdDefragInterval is how often the embedded etcd is defragmented when most of its
+	// file is free (0: only when it starts).
+	EmbeddedEtcdDefragInterval time.Duration
 	// NodeAgent is the mutual TLS identity towards node agents (console, vnc, pause, ...).
 	NodeAgent NodeAgentOptions
 	// KubeClient, when set by a caller (tests), replaces the Kubernetes client built from the
@@ -68,7 +71,8 @@ func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPathPrefix,
 			apiserver.StorageCodec(kubevirtv1.SchemeGroupVersion)),
-		DataDir: defaultDataDir(),
+		DataDir:                    defaultDataDir(),
+		EmbeddedEtcdDefragInterval: embeddedetcd.DefaultDefragInterval,
 	}
 	// Store v1 whatever version a client wrote.
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
@@ -104,6 +108,9 @@ func (o *Options) addNativeVirtFlags(fs *pflag.FlagSet) {
 		"Directory of the embedded etcd, used when --etcd-servers is empty.")
 	fs.IntVar(&o.EmbeddedEtcdPort, "embedded-etcd-port", o.EmbeddedEtcdPort,
 		"Client port of the embedded etcd on 127.0.0.1 (0 picks a free port).")
+	fs.DurationVar(&o.EmbeddedEtcdDefragInterval, "embedded-etcd-defrag-interval", o.EmbeddedEtcdDefragInterval,
+		"How often the embedded etcd's file is rewritten when at least half of it (and 64 MiB) is free; "+
+			"requests wait while it is. It is also checked when the server starts. 0 checks only at start.")
 }
 
 // Complete starts the embedded etcd when no external one is configured and adjusts the options
@@ -122,6 +129,7 @@ func (o *Options) Complete(ctx context.Context) error {
 			DataDir:         o.DataDir,
 			ClientPort:      o.EmbeddedEtcdPort,
 			MaxRequestBytes: maxRequestBodyBytes + 512*1024,
+			DefragInterval:  o.EmbeddedEtcdDefragInterval,
 		})
 		if err != nil {
 			return err
@@ -140,6 +148,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.Recommended.Validate()...)
 	errs = append(errs, o.NodeAgent.Validate()...)
+	if o.EmbeddedEtcdDefragInterval < 0 {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-defrag-interval must not be negative, got %s", o.EmbeddedEtcdDefragInterval))
+	}
 	if o.Standalone {
 		ip := o.Recommended.SecureServing.BindAddress
 		if ip == nil || !ip.IsLoopback() {

@@ -35,12 +35,18 @@ type Options struct {
 	MaxRequestBytes uint
 	// StartTimeout bounds how long Start waits for the member to be ready.
 	StartTimeout time.Duration
+	// DefragInterval is how often the running member is defragmented if fragmented; 0 checks
+	// only when it starts.
+	DefragInterval time.Duration
 }
 
 // Server is a running embedded etcd member.
 type Server struct {
 	etcd      *embed.Etcd
 	clientURL string
+	// stopDefrag ends the periodic defragmentation; defragDone is closed once it has.
+	stopDefrag context.CancelFunc
+	defragDone chan struct{}
 }
 
 // Start launches the member and waits until it serves clients.
@@ -111,8 +117,23 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	klog.FromContext(ctx).Info("Embedded etcd ready", "dataDir", o.DataDir, "clientURL", clientURL.String())
-	return &Server{etcd: e, clientURL: clientURL.String()}, nil
+	log := klog.FromContext(ctx)
+	log.Info("Embedded etcd ready", "dataDir", o.DataDir, "clientURL", clientURL.String())
+	s := &Server{etcd: e, clientURL: clientURL.String(), defragDone: make(chan struct{})}
+	// Before anything is served: a fragmented file left by a previous run is rewritten now,
+	// while no client waits for it.
+	s.defragIfFragmented(log, "start")
+	var loopCtx context.Context
+	loopCtx, s.stopDefrag = context.WithCancel(context.WithoutCancel(ctx))
+	if o.DefragInterval > 0 {
+		go func() {
+			defer close(s.defragDone)
+			s.defragLoop(loopCtx, log, o.DefragInterval)
+		}()
+	} else {
+		close(s.defragDone)
+	}
+	return s, nil
 }
 
 // ClientURL is the URL storage clients connect to.
@@ -123,6 +144,8 @@ func (s *Server) Stop() {
 	if s == nil || s.etcd == nil {
 		return
 	}
+	s.stopDefrag()
+	<-s.defragDone
 	s.etcd.Close()
 	s.etcd = nil
 }
