@@ -40,6 +40,11 @@ func (e *Env) useDeployment(ctx context.Context) error {
 		})
 	} else if err != nil {
 		return err
+	} else if !e.opts.AsDeployed && e.deployScript() != "" {
+		e.Logf("NativeVirt is deployed: hack/deploy-local.sh brings it up to date with this tree")
+		if err := e.Cluster.Run(ctx, "hack/deploy-local.sh"); err != nil {
+			return err
+		}
 	}
 	if err := e.waitAPIServiceAvailable(ctx, "v1.kubevirt.io", 3*time.Minute); err != nil {
 		return fmt.Errorf("%w; the deployment is broken (kubectl -n nativevirt get pods), or run with -mode=process after removing it", err)

@@ -46,6 +46,11 @@ type Options struct {
 	WorkDir string
 	// KeepCluster leaves a cluster this run brought up running.
 	KeepCluster bool
+	// AsDeployed measures a deployment found in the cluster as it is. Otherwise it is first
+	// brought up to date with this tree (hack/deploy-local.sh, which restarts only the pods whose
+	// image changed): the images in the node's containerd are those of the last deployment, not
+	// necessarily of the binaries just built.
+	AsDeployed bool
 	// Log receives progress lines.
 	Log io.Writer
 }

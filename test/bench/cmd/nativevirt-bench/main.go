@@ -62,6 +62,8 @@ func run() int {
 	suites := flag.String("suites", strings.Join(allSuites, ","), "suites to run, comma-separated")
 	mode := flag.String("mode", envOr("NV_BENCH_MODE", bench.ModeAuto),
 		"how to reach nativevirt-apiserver: auto (the deployment, deployed if missing), deployed, process (a process of this machine)")
+	asDeployed := flag.Bool("as-deployed", false,
+		"measure a NativeVirt deployment found in the cluster as it is (default: hack/deploy-local.sh updates it to this tree first)")
 	keep := flag.Bool("keep-cluster", os.Getenv("NV_BENCH_KEEP_CLUSTER") == "1", "leave a cluster this run started running")
 	scaleVMs := flag.Int("scale-vms", 0, "override the number of VMs of the scale suite (the deployed server; e.g. 10000)")
 	doc := flag.String("doc", "", "also write the summary into this Markdown file between the lines "+docBegin+" and "+docEnd)
@@ -94,7 +96,7 @@ func run() int {
 	machine := bench.ReadMachine()
 	fmt.Printf("nativevirt-bench: %s; quick=%v\n", machine, *quickMode)
 
-	opts := bench.Options{Mode: *mode, WorkDir: filepath.Join(outDir, "work"), KeepCluster: *keep}
+	opts := bench.Options{Mode: *mode, WorkDir: filepath.Join(outDir, "work"), KeepCluster: *keep, AsDeployed: *asDeployed}
 	var env *bench.Env
 	if slices.ContainsFunc(wanted, func(s string) bool { return !slices.Contains(ownServerSuites, s) }) {
 		env, err = bench.Setup(ctx, opts)
