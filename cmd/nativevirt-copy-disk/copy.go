@@ -59,9 +59,9 @@ type copyStats struct {
 }
 
 // copyFile copies from to dest through a temporary file in dest's directory (created with its
-// parents), renamed into place once complete, so a reader never sees a partial image. Blocks of
-// zeros become holes.
-func copyFile(from, dest string) (copyStats, error) {
+// parents), renamed into place with mode once complete, so a reader never sees a partial image.
+// Blocks of zeros become holes.
+func copyFile(from, dest string, mode os.FileMode) (copyStats, error) {
 	var st copyStats
 	in, err := os.Open(from)
 	if err != nil {
@@ -79,8 +79,7 @@ func copyFile(from, dest string) (copyStats, error) {
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	st, err = sparseCopy(tmp, in)
 	if err == nil {
-		// Readable by QEMU whatever user it runs as; written only through an overlay.
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(mode)
 	}
 	if err == nil {
 		err = tmp.Sync()

@@ -93,7 +93,7 @@ func TestCopyFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			dest := filepath.Join(dir, "disks", "vol", "disk.img")
-			st, err := copyFile(src, dest)
+			st, err := copyFile(src, dest, diskMode)
 			if err != nil {
 				t.Fatal(err)
 			}

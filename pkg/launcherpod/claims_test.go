@@ -78,6 +78,7 @@ func TestRenderClaims(t *testing.T) {
 	wantMounts := []corev1.VolumeMount{
 		{Name: PrivateVolume, MountPath: PrivateDir},
 		{Name: DisksVolume, MountPath: DisksDir},
+		{Name: BinVolume, MountPath: BinDir}, // the test instance boots from a containerDisk
 		{Name: "data", MountPath: "/var/run/nativevirt-pvcs/data"},
 		{Name: "iso", MountPath: "/var/run/nativevirt-pvcs/iso", ReadOnly: true},
 		{Name: "base", MountPath: "/var/run/nativevirt-pvcs/base", ReadOnly: true},

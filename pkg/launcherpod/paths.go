@@ -6,16 +6,17 @@ import "path"
 const (
 	// ComputeContainerName is the container running the launcher (and libvirt, and QEMU).
 	ComputeContainerName = "compute"
-	// BinInitContainerName copies the copy-disk binary into the `bin` emptyDir.
-	BinInitContainerName = "nativevirt-bin"
-	// ContainerDiskInitPrefix prefixes the init container copying one containerDisk volume.
-	ContainerDiskInitPrefix = "container-disk-"
-	// KernelBootInitPrefix prefixes the init containers copying the kernel and the initrd of a
-	// kernel boot (kernel-boot-kernel, kernel-boot-initrd).
-	KernelBootInitPrefix = "kernel-boot-"
+	// ContainerDiskPrefix prefixes the container copying one containerDisk volume.
+	ContainerDiskPrefix = "container-disk-"
+	// KernelBootPrefix prefixes the containers copying the kernel and the initrd of a kernel
+	// boot (kernel-boot-kernel, kernel-boot-initrd).
+	KernelBootPrefix = "kernel-boot-"
 
 	// LauncherLabelValue is the value of the kubevirt.io label on launcher pods.
 	LauncherLabelValue = "virt-launcher"
+	// defaultContainerAnnotation names the container kubectl logs and exec use without -c.
+	defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
+
 	// VMINameLabel on a launcher pod names its instance.
 	VMINameLabel = "vm.kubevirt.io/name"
 
@@ -37,7 +38,8 @@ const (
 	// DisksDir is where DisksVolume is mounted.
 	DisksDir = "/var/run/nativevirt-disks"
 
-	// BinVolume is the emptyDir carrying the copy-disk binary to the init containers.
+	// BinVolume is the emptyDir carrying the copy-disk binary to the copy containers, and the
+	// launcher's lock.
 	BinVolume = "bin"
 	// BinDir is where BinVolume is mounted.
 	BinDir = "/var/run/nativevirt-bin"
@@ -63,8 +65,12 @@ const (
 	PodGracePeriodSlack int64 = 15
 )
 
-// CopiedBinary is the copy-disk binary as the init containers run it.
+// CopiedBinary is the copy-disk binary as the copy containers run it.
 var CopiedBinary = path.Join(BinDir, path.Base(CopyDiskBinary))
+
+// LauncherLock is the file the launcher keeps locked while it runs; the copy containers end
+// when it is released.
+var LauncherLock = path.Join(BinDir, "launcher.lock")
 
 // ContainerDiskPath is where the disk image of containerDisk volume `volume` lands.
 func ContainerDiskPath(volume string) string {

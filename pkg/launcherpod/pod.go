@@ -71,10 +71,14 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    "virt-launcher-" + vmi.Name + "-",
-			Namespace:       vmi.Namespace,
-			Labels:          podLabels(vmi),
-			Annotations:     map[string]string{kubevirtv1.DomainAnnotation: vmi.Name},
+			GenerateName: "virt-launcher-" + vmi.Name + "-",
+			Namespace:    vmi.Namespace,
+			Labels:       podLabels(vmi),
+			Annotations: map[string]string{
+				kubevirtv1.DomainAnnotation: vmi.Name,
+				// kubectl logs/exec without -c: the launcher, not a copy container.
+				defaultContainerAnnotation: ComputeContainerName,
+			},
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(vmi)},
 		},
 		Spec: corev1.PodSpec{
@@ -95,7 +99,6 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 			SecurityContext: &corev1.PodSecurityContext{
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			InitContainers: initContainers(vmi, &cfg),
 			Containers: []corev1.Container{{
 				Name:            ComputeContainerName,
 				Image:           cfg.launcherImage(),
@@ -113,9 +116,10 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 				},
 				SecurityContext: launcherSecurityContext(),
 			}},
-			Volumes: podVolumes(vmi),
+			Volumes: podVolumes(),
 		},
 	}
+	addDiskCopies(&pod.Spec, diskCopies(spec))
 	pod.Spec.Hostname = hostname(vmi)
 	if err := addClaims(pod, vmi, cfg.Claims); err != nil {
 		return nil, err
@@ -180,15 +184,11 @@ func hostname(vmi *kubevirtv1.VirtualMachineInstance) string {
 	return ""
 }
 
-func podVolumes(vmi *kubevirtv1.VirtualMachineInstance) []corev1.Volume {
+func podVolumes() []corev1.Volume {
 	empty := func(name string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	}
-	vols := []corev1.Volume{empty(PrivateVolume), empty(DisksVolume)}
-	if len(initContainers(vmi, &Config{})) > 0 {
-		vols = append(vols, empty(BinVolume))
-	}
-	return vols
+	return []corev1.Volume{empty(PrivateVolume), empty(DisksVolume)}
 }
 
 // restrictedSecurityContext drops every capability and any way to gain more.

@@ -110,7 +110,8 @@ func TestRenderContract(t *testing.T) {
 		{"labels", pod.Labels, map[string]string{
 			"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": string(vmi.UID),
 			"vm.kubevirt.io/name": "vm-cirros", "kubevirt.io/vm": "vm-cirros"}},
-		{"annotations", pod.Annotations, map[string]string{"kubevirt.io/domain": "vm-cirros"}},
+		{"annotations", pod.Annotations, map[string]string{"kubevirt.io/domain": "vm-cirros",
+			"kubectl.kubernetes.io/default-container": "compute"}},
 		{"owner", pod.OwnerReferences, []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance",
 			Name: "vm-cirros", UID: vmi.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		{"nodeSelector", pod.Spec.NodeSelector, map[string]string{"kubernetes.io/os": "linux", "kubevirt.io/schedulable": "true"}},
@@ -123,14 +124,24 @@ func TestRenderContract(t *testing.T) {
 		{"no service account token", *pod.Spec.AutomountServiceAccountToken, false},
 		{"image", pod.Spec.Containers[0].Image, DefaultLauncherImage},
 		{"command", pod.Spec.Containers[0].Command, []string{"/usr/bin/nativevirt-launcher", "--namespace", "default",
-			"--name", "vm-cirros", "--uid", string(vmi.UID), "--grace-period-seconds", "0"}},
+			"--name", "vm-cirros", "--uid", string(vmi.UID), "--grace-period-seconds", "0",
+			"--hold-lock", "/var/run/nativevirt-bin/launcher.lock",
+			"--await-file", "/var/run/nativevirt-disks/containerdisk/disk.img"}},
 		{"mounts", pod.Spec.Containers[0].VolumeMounts, []corev1.VolumeMount{
-			{Name: "private", MountPath: "/var/run/nativevirt"}, {Name: "disks", MountPath: "/var/run/nativevirt-disks"}}},
-		{"init containers", containerNames(pod.Spec.InitContainers), []string{"nativevirt-bin", "container-disk-containerdisk"}},
-		{"copy command", pod.Spec.InitContainers[1].Command, []string{"/var/run/nativevirt-bin/nativevirt-copy-disk",
-			"--source", "/disk", "--dest", "/var/run/nativevirt-disks/containerdisk/disk.img"}},
-		{"copy image", pod.Spec.InitContainers[1].Image, "kubevirt/cirros-container-disk-demo:latest"},
-		{"copy pull policy", pod.Spec.InitContainers[1].ImagePullPolicy, corev1.PullIfNotPresent},
+			{Name: "private", MountPath: "/var/run/nativevirt"}, {Name: "disks", MountPath: "/var/run/nativevirt-disks"},
+			{Name: "bin", MountPath: "/var/run/nativevirt-bin"}}},
+		{"postStart", pod.Spec.Containers[0].Lifecycle.PostStart.Exec.Command, []string{"/usr/bin/nativevirt-copy-disk",
+			"--install", "/var/run/nativevirt-bin/nativevirt-copy-disk", "--await-lock", "/var/run/nativevirt-bin/launcher.lock"}},
+		{"no init containers", len(pod.Spec.InitContainers), 0},
+		{"containers", containerNames(pod.Spec.Containers), []string{"compute", "container-disk-containerdisk"}},
+		{"copy command", pod.Spec.Containers[1].Command, []string{"/var/run/nativevirt-bin/nativevirt-copy-disk",
+			"--source", "/disk", "--dest", "/var/run/nativevirt-disks/containerdisk/disk.img",
+			"--hold", "/var/run/nativevirt-bin/launcher.lock"}},
+		{"copy image", pod.Spec.Containers[1].Image, "kubevirt/cirros-container-disk-demo:latest"},
+		{"copy pull policy", pod.Spec.Containers[1].ImagePullPolicy, corev1.PullIfNotPresent},
+		{"copy mounts", pod.Spec.Containers[1].VolumeMounts, []corev1.VolumeMount{
+			{Name: "bin", MountPath: "/var/run/nativevirt-bin", ReadOnly: true},
+			{Name: "disks", MountPath: "/var/run/nativevirt-disks"}}},
 		{"volumes", volumeNames(pod.Spec.Volumes), []string{"private", "disks", "bin"}},
 		{"hostname", pod.Spec.Hostname, "vm-cirros"},
 	}
@@ -164,9 +175,8 @@ func TestRenderGracePeriod(t *testing.T) {
 			if got := *pod.Spec.TerminationGracePeriodSeconds; got != tc.wantPod {
 				t.Errorf("pod grace = %d, want %d", got, tc.wantPod)
 			}
-			cmd := pod.Spec.Containers[0].Command
-			if got := cmd[len(cmd)-1]; got != tc.wantFlag {
-				t.Errorf("--grace-period-seconds = %s, want %s", got, tc.wantFlag)
+			if got := flagValues(pod.Spec.Containers[0].Command, "--grace-period-seconds"); len(got) != 1 || got[0] != tc.wantFlag {
+				t.Errorf("--grace-period-seconds = %q, want %s", got, tc.wantFlag)
 			}
 			if got := GracePeriodSeconds(vmi); got != tc.wantGrace {
 				t.Errorf("GracePeriodSeconds = %d, want %d", got, tc.wantGrace)
@@ -175,16 +185,17 @@ func TestRenderGracePeriod(t *testing.T) {
 	}
 }
 
-func TestRenderInitContainers(t *testing.T) {
+func TestRenderCopyContainers(t *testing.T) {
 	tests := []struct {
 		name    string
 		volumes []kubevirtv1.Volume
 		kernel  *kubevirtv1.KernelBootContainer
 		want    []string
 		wantCmd map[string][]string
+		awaits  []string
 		secrets []corev1.LocalObjectReference
 	}{
-		{name: "no container disk", volumes: []kubevirtv1.Volume{{Name: "c", VolumeSource: kubevirtv1.VolumeSource{
+		{name: "no container disk", want: []string{"compute"}, volumes: []kubevirtv1.Volume{{Name: "c", VolumeSource: kubevirtv1.VolumeSource{
 			CloudInitNoCloud: &kubevirtv1.CloudInitNoCloudSource{UserData: "x"}}}}},
 		{
 			name: "two disks, a path and pull secrets",
@@ -194,22 +205,23 @@ func TestRenderInitContainers(t *testing.T) {
 				{Name: "data", VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{
 					Image: "b", ImagePullSecret: "pull"}}},
 			},
-			want: []string{"nativevirt-bin", "container-disk-root", "container-disk-data"},
+			want: []string{"compute", "container-disk-root", "container-disk-data"},
 			wantCmd: map[string][]string{
-				"nativevirt-bin": {"/bin/cp", "/usr/bin/nativevirt-copy-disk", "/var/run/nativevirt-bin/nativevirt-copy-disk"},
 				"container-disk-root": {"/var/run/nativevirt-bin/nativevirt-copy-disk", "--source", "/custom/disk.qcow2",
-					"--dest", "/var/run/nativevirt-disks/root/disk.img"},
+					"--dest", "/var/run/nativevirt-disks/root/disk.img", "--hold", "/var/run/nativevirt-bin/launcher.lock"},
 			},
+			awaits:  []string{"/var/run/nativevirt-disks/root/disk.img", "/var/run/nativevirt-disks/data/disk.img"},
 			secrets: []corev1.LocalObjectReference{{Name: "pull"}},
 		},
 		{
 			name:   "kernel boot",
 			kernel: &kubevirtv1.KernelBootContainer{Image: "k", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd.img", ImagePullSecret: "kp"},
-			want:   []string{"nativevirt-bin", "kernel-boot-kernel", "kernel-boot-initrd"},
+			want:   []string{"compute", "kernel-boot-kernel", "kernel-boot-initrd"},
 			wantCmd: map[string][]string{
 				"kernel-boot-initrd": {"/var/run/nativevirt-bin/nativevirt-copy-disk", "--source", "/boot/initrd.img",
-					"--dest", "/var/run/nativevirt-disks/kernel-boot/initrd"},
+					"--dest", "/var/run/nativevirt-disks/kernel-boot/initrd", "--hold", "/var/run/nativevirt-bin/launcher.lock"},
 			},
+			awaits:  []string{"/var/run/nativevirt-disks/kernel-boot/kernel", "/var/run/nativevirt-disks/kernel-boot/initrd"},
 			secrets: []corev1.LocalObjectReference{{Name: "kp"}},
 		},
 	}
@@ -224,10 +236,20 @@ func TestRenderInitContainers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, containerNames(pod.Spec.InitContainers)); diff != "" {
-				t.Errorf("init containers (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, containerNames(pod.Spec.Containers)); diff != "" {
+				t.Errorf("containers (-want +got):\n%s", diff)
 			}
-			for _, c := range pod.Spec.InitContainers {
+			if n := len(pod.Spec.InitContainers); n != 0 {
+				t.Errorf("%d init containers, want none", n)
+			}
+			compute := pod.Spec.Containers[0]
+			if diff := cmp.Diff(tc.awaits, flagValues(compute.Command, "--await-file")); diff != "" {
+				t.Errorf("launcher --await-file (-want +got):\n%s", diff)
+			}
+			if copies := len(tc.want) > 1; copies != (compute.Lifecycle != nil) || copies != (len(flagValues(compute.Command, "--hold-lock")) == 1) {
+				t.Errorf("copies %v, but postStart %v and launcher command %q", copies, compute.Lifecycle, compute.Command)
+			}
+			for _, c := range pod.Spec.Containers {
 				if want, ok := tc.wantCmd[c.Name]; ok {
 					if diff := cmp.Diff(want, c.Command); diff != "" {
 						t.Errorf("%s command (-want +got):\n%s", c.Name, diff)
@@ -235,7 +257,7 @@ func TestRenderInitContainers(t *testing.T) {
 				}
 			}
 			wantVolumes := []string{"private", "disks"}
-			if len(tc.want) > 0 {
+			if len(tc.want) > 1 {
 				wantVolumes = append(wantVolumes, "bin")
 			}
 			if diff := cmp.Diff(wantVolumes, volumeNames(pod.Spec.Volumes)); diff != "" {
@@ -349,6 +371,17 @@ func volumeNames(vs []corev1.Volume) []string {
 	var out []string
 	for _, v := range vs {
 		out = append(out, v.Name)
+	}
+	return out
+}
+
+// flagValues returns the values of every `flag value` pair in args.
+func flagValues(args []string, flag string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			out = append(out, args[i+1])
+		}
 	}
 	return out
 }

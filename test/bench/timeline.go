@@ -30,8 +30,8 @@ const (
 	msBound
 	// msScheduled: the VMI in phase Scheduled or later (VMI controller).
 	msScheduled
-	// msInitialized: the pod's Initialized=True condition: the init containers that copy the
-	// disk are done (kubelet).
+	// msInitialized: the pod's Initialized=True condition (kubelet). The launcher pod has no init
+	// containers (its disks are copied beside the launcher): the kubelet has taken the pod up.
 	msInitialized
 	// msLauncher: the launcher's first log line ("Starting"): its container runs.
 	msLauncher
@@ -50,7 +50,7 @@ const (
 )
 
 var milestoneNames = [numMilestones]string{
-	"created", "VMI created", "pod created", "pod bound", "VMI Scheduled", "init containers done",
+	"created", "VMI created", "pod created", "pod bound", "VMI Scheduled", "pod initialized",
 	"launcher started", "libvirtd ready", "agent attached", "domain started", "VMI Running", "pod Ready",
 }
 

@@ -46,7 +46,7 @@ func TestTimelineObservations(t *testing.T) {
 	tl.observeVMIPhase("Running", tlAt(2000))
 
 	want := map[string]float64{"VMI created": 10, "pod created": 30, "pod bound": 40, "VMI Scheduled": 50,
-		"init containers done": 900, "pod Ready": 1500, "VMI Running": 2000}
+		"pod initialized": 900, "pod Ready": 1500, "VMI Running": 2000}
 	if diff := cmp.Diff(want, tl.offsets()); diff != "" {
 		t.Errorf("offsets (-want +got):\n%s", diff)
 	}

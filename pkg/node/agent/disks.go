@@ -30,7 +30,7 @@ var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
 
 // prepareDisks creates what the domain's local volumes need in the disks
 // volume of the launcher: qcow2 overlays over the containerDisk images the
-// init containers copied, sparse emptyDisk images and cloud-init ISOs; and it
+// copy containers copied, sparse emptyDisk images and cloud-init ISOs; and it
 // reports the format of the containerDisk images. It runs before a domain is
 // defined and started, and on a migration target before the migration (whose
 // block copy then fills the overlays and emptyDisks); it never overwrites an

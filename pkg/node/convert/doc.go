@@ -19,7 +19,7 @@
 //
 // What the caller (the node agent) prepares before defining the domain, all
 // inside the launcher pod's volumes (paths in the XML are paths in the pod):
-//   - container disks: the pod's init containers copy them to
+//   - container disks: the pod's copy containers copy them to
 //     VolumeImagePath; the caller reads the first bytes and passes
 //     DetectFormat's answer in Context.DiskFormats. A writable container
 //     disk writes to a qcow2 overlay at ContainerDiskOverlayPath backed by

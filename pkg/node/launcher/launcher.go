@@ -50,6 +50,13 @@ func (l *Launcher) Run(ctx context.Context) error {
 		// Only matters when the launcher is not PID 1: orphans then go to the real init.
 		log.Info("Orphaned processes will not be reaped here", "err", err)
 	}
+	if l.opts.HoldLock != "" {
+		lock, err := holdLock(l.opts.HoldLock)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = lock.Close() }()
+	}
 	if err := os.Remove(l.opts.ReadyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing a stale ready marker: %w", err)
 	}
@@ -107,6 +114,17 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 		return err
 	}
 	defer func() { _ = h.Close() }()
+	if len(l.opts.AwaitFiles) > 0 {
+		start := time.Now()
+		done, err := awaitFiles(ctx, l.opts.AwaitFiles, libvirtd.done, func() error { return libvirtdExited(libvirtd) })
+		if err != nil || !done {
+			if err == nil {
+				log.Info("Terminated before the disks were copied")
+			}
+			return err
+		}
+		log.Info("Disks copied", "files", l.opts.AwaitFiles, "waited", time.Since(start).Round(time.Millisecond))
+	}
 	if err := writeFileAtomic(l.opts.ReadyPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 		return err
 	}

@@ -30,6 +30,39 @@ dir=$(sed -n 's/^unix_sock_dir = "\(.*\)"$/\1/p' "$2")
 	return path
 }
 
+// shortTempDir is a temporary directory short enough for the socket paths under it (108 bytes).
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nvl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// testOptions are a launcher's options under dir with a fake libvirtd running libvirtdBody and
+// a virtlogd that sleeps, with short timings.
+func testOptions(t *testing.T, dir, libvirtdBody string) Options {
+	t.Helper()
+	virtlogd := filepath.Join(dir, "virtlogd")
+	if err := os.WriteFile(virtlogd, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Namespace: "ns", Name: "vm", UID: "uid-1",
+		GracePeriod:       300 * time.Millisecond,
+		RunDir:            filepath.Join(dir, "run"),
+		ConfigDir:         filepath.Join(dir, "etc"),
+		StateRoot:         filepath.Join(dir, "root"),
+		Libvirtd:          fakeLibvirtd(t, libvirtdBody),
+		Virtlogd:          virtlogd,
+		OffGrace:          200 * time.Millisecond,
+		PollInterval:      20 * time.Millisecond,
+		DaemonStopTimeout: time.Second,
+	}
+}
+
 func TestRun(t *testing.T) {
 	boom := errors.New("unreachable")
 	tests := []struct {
@@ -111,30 +144,10 @@ func TestRun(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// Short: the socket paths under it must fit in 108 bytes.
-			dir, err := os.MkdirTemp("", "nvl")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = os.RemoveAll(dir) })
-			virtlogd := filepath.Join(dir, "virtlogd")
-			if err := os.WriteFile(virtlogd, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			dir := shortTempDir(t)
 			h := newFakeHypervisor(map[string]*fakeGuest{})
-			opts := Options{
-				Namespace: "ns", Name: "vm", UID: "uid-1",
-				GracePeriod:       300 * time.Millisecond,
-				RunDir:            filepath.Join(dir, "run"),
-				ConfigDir:         filepath.Join(dir, "etc"),
-				StateRoot:         filepath.Join(dir, "root"),
-				Libvirtd:          fakeLibvirtd(t, tt.libvirtd),
-				Virtlogd:          virtlogd,
-				OffGrace:          200 * time.Millisecond,
-				PollInterval:      20 * time.Millisecond,
-				StartTimeout:      tt.startTimeout,
-				DaemonStopTimeout: time.Second,
-			}
+			opts := testOptions(t, dir, tt.libvirtd)
+			opts.StartTimeout = tt.startTimeout
 			dial := func(uri string) (Hypervisor, error) {
 				if want := "qemu+unix:///system?socket=" + filepath.Join(dir, "run", "libvirt", "libvirt-sock"); uri != want {
 					t.Errorf("dialled %q, want %q", uri, want)

@@ -61,6 +61,12 @@ type Options struct {
 	ResolvConf string
 	// DHCPPort and DHCPReplyPort override DHCP's ports 67 and 68 (tests).
 	DHCPPort, DHCPReplyPort int
+	// HoldLock is a file the launcher keeps an exclusive lock on for as long as it runs: the
+	// pod's copy containers wait for it to end (none when empty).
+	HoldLock string
+	// AwaitFiles must all exist before the launcher reports ready: the disk images and kernel
+	// boot files the copy containers beside it copy into the disks volume.
+	AwaitFiles []string
 }
 
 // Complete fills the unset fields with their defaults.
@@ -99,6 +105,11 @@ func (o *Options) Validate() error {
 	}
 	if !filepath.IsAbs(o.RunDir) {
 		errs = append(errs, fmt.Errorf("run directory %q is not an absolute path", o.RunDir))
+	}
+	for _, f := range append([]string{o.HoldLock}, o.AwaitFiles...) {
+		if f != "" && !filepath.IsAbs(f) {
+			errs = append(errs, fmt.Errorf("%q is not an absolute path", f))
+		}
 	}
 	if !filepath.IsAbs(o.ConfigDir) {
 		errs = append(errs, fmt.Errorf("config directory %q is not an absolute path", o.ConfigDir))

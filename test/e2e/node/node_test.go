@@ -151,7 +151,7 @@ func startPodUID(t *testing.T, launcher, disk string, uid types.UID, vmi string,
 			t.Fatal(err)
 		}
 	}
-	// What the pod's init container does: copy the containerDisk image.
+	// What the pod's copy container does: copy the containerDisk image.
 	if out, err := exec.Command("cp", "--sparse=always", disk, filepath.Join(p.disks, "containerdisk", "disk.img")).CombinedOutput(); err != nil {
 		t.Fatalf("copying the demo disk: %v: %s", err, out)
 	}
