@@ -35,11 +35,7 @@ func TestFragmented(t *testing.T) {
 func TestDefragmentsAtStart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Start(ctx, Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startMember(t, Options{DataDir: dir})
 	fillAndFree(ctx, t, s)
 	before := s.etcd.Server.Backend().Size()
 	if inUse := s.etcd.Server.Backend().SizeInUse(); !fragmented(before, inUse) {
@@ -47,11 +43,7 @@ func TestDefragmentsAtStart(t *testing.T) {
 	}
 
 	s.Stop()
-	s, err = Start(ctx, Options{DataDir: dir})
-	if err != nil {
-		t.Fatalf("restart: %v", err)
-	}
-	t.Cleanup(s.Stop)
+	s = startMember(t, Options{DataDir: dir})
 	after := s.etcd.Server.Backend().Size()
 	if after*4 > before {
 		t.Errorf("file %d bytes after the restart, %d before: not defragmented", after, before)
@@ -68,11 +60,7 @@ func TestDefragmentsAtStart(t *testing.T) {
 // A running member with a DefragInterval rewrites its file once it has become mostly free.
 func TestDefragmentsPeriodically(t *testing.T) {
 	ctx := context.Background()
-	s, err := Start(ctx, Options{DataDir: t.TempDir(), DefragInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startMember(t, Options{DataDir: t.TempDir(), DefragInterval: 100 * time.Millisecond})
 	fillAndFree(ctx, t, s)
 	deadline := time.Now().Add(30 * time.Second)
 	for {

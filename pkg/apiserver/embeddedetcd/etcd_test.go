@@ -15,11 +15,7 @@ import (
 func TestSnapshotAndRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Start(ctx, Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startMember(t, Options{DataDir: dir})
 
 	writes := snapshotCount + snapshotCount/2
 	var wg sync.WaitGroup
@@ -51,11 +47,7 @@ func TestSnapshotAndRestart(t *testing.T) {
 	}
 
 	s.Stop()
-	s, err = Start(ctx, Options{DataDir: dir})
-	if err != nil {
-		t.Fatalf("restart: %v", err)
-	}
-	t.Cleanup(s.Stop)
+	s = startMember(t, Options{DataDir: dir})
 	resp, err := s.etcd.Server.Range(ctx, &pb.RangeRequest{Key: []byte("/k/"), RangeEnd: []byte("/k0"), CountOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -63,4 +55,15 @@ func TestSnapshotAndRestart(t *testing.T) {
 	if resp.Count != int64(writes) {
 		t.Errorf("after restart: %d keys, want %d", resp.Count, writes)
 	}
+}
+
+// startMember starts a member for the test and stops it at its end.
+func startMember(t *testing.T, o Options) *Server {
+	t.Helper()
+	s, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
 }
