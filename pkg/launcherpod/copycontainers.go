@@ -73,12 +73,12 @@ func addDiskCopies(spec *corev1.PodSpec, copies []diskCopy) {
 		Command: []string{CopyDiskBinary, "--install", CopiedBinary, "--await-lock", LauncherLock},
 	}}}
 	compute.Command = append(compute.Command, "--hold-lock", LauncherLock)
+	containers := make([]corev1.Container, 0, len(copies))
 	for _, c := range copies {
 		compute.Command = append(compute.Command, "--await-file", c.dest)
+		containers = append(containers, copyContainer(c))
 	}
-	for _, c := range copies { // after the last use of compute: appending moves the slice
-		spec.Containers = append(spec.Containers, copyContainer(c))
-	}
+	spec.Containers = append(spec.Containers, containers...)
 }
 
 // copyContainer runs the copied copy-disk binary in c's image, copying c.source (a file, or the

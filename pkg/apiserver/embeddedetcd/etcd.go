@@ -44,9 +44,8 @@ type Options struct {
 type Server struct {
 	etcd      *embed.Etcd
 	clientURL string
-	// stopDefrag ends the periodic defragmentation; defragDone is closed once it has.
-	stopDefrag context.CancelFunc
-	defragDone chan struct{}
+	// stopDefrag ends the periodic defragmentation and waits for it (nil: none runs).
+	stopDefrag func()
 }
 
 // Start launches the member and waits until it serves clients.
@@ -119,19 +118,18 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	log := klog.FromContext(ctx)
 	log.Info("Embedded etcd ready", "dataDir", o.DataDir, "clientURL", clientURL.String())
-	s := &Server{etcd: e, clientURL: clientURL.String(), defragDone: make(chan struct{})}
+	s := &Server{etcd: e, clientURL: clientURL.String()}
 	// Before anything is served: a fragmented file left by a previous run is rewritten now,
 	// while no client waits for it.
 	s.defragIfFragmented(log, "start")
-	var loopCtx context.Context
-	loopCtx, s.stopDefrag = context.WithCancel(context.WithoutCancel(ctx))
 	if o.DefragInterval > 0 {
+		loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
 		go func() {
-			defer close(s.defragDone)
+			defer close(done)
 			s.defragLoop(loopCtx, log, o.DefragInterval)
 		}()
-	} else {
-		close(s.defragDone)
+		s.stopDefrag = func() { cancel(); <-done }
 	}
 	return s, nil
 }
@@ -144,8 +142,9 @@ func (s *Server) Stop() {
 	if s == nil || s.etcd == nil {
 		return
 	}
-	s.stopDefrag()
-	<-s.defragDone
+	if s.stopDefrag != nil {
+		s.stopDefrag()
+	}
 	s.etcd.Close()
 	s.etcd = nil
 }

@@ -41,9 +41,9 @@ func holdLock(path string) (*os.File, error) {
 var errCopyFailed = errors.New("copying a disk failed")
 
 // awaitFiles waits until every one of files exists. It returns an error wrapping
-// errCopyFailed as soon as one has a <file>.failed marker, the error of abort once abort is
-// closed, and nil when ctx is cancelled first (done reports whether all were found).
-func awaitFiles(ctx context.Context, files []string, abort <-chan struct{}, abortErr func() error) (done bool, err error) {
+// errCopyFailed as soon as one has a <file>.failed marker, libvirtd's exit when it exits first,
+// and nil when ctx is cancelled first (done reports whether all were found).
+func awaitFiles(ctx context.Context, files []string, libvirtd *child) (done bool, err error) {
 	pending := append([]string(nil), files...)
 	for {
 		left := pending[:0]
@@ -62,8 +62,8 @@ func awaitFiles(ctx context.Context, files []string, abort <-chan struct{}, abor
 		select {
 		case <-ctx.Done():
 			return false, nil
-		case <-abort:
-			return false, abortErr()
+		case <-libvirtd.done:
+			return false, libvirtdExited(libvirtd)
 		case <-time.After(awaitPoll):
 		}
 	}

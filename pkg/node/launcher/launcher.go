@@ -116,7 +116,7 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 	defer func() { _ = h.Close() }()
 	if len(l.opts.AwaitFiles) > 0 {
 		start := time.Now()
-		done, err := awaitFiles(ctx, l.opts.AwaitFiles, libvirtd.done, func() error { return libvirtdExited(libvirtd) })
+		done, err := awaitFiles(ctx, l.opts.AwaitFiles, libvirtd)
 		if err != nil || !done {
 			if err == nil {
 				log.Info("Terminated before the disks were copied")
