@@ -48,8 +48,10 @@ test-integration: ## Integration tests: real server in-process with a real embed
 	$(GO) test $(GOFLAGS) -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
+# The e2e packages run one at a time (-p 1): each boots TCG guests, and two of them side by side
+# on a 2-CPU machine starve each other's guests and timed steps.
 test-e2e: deps k8s-binaries build images ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
-	NV_NODES=$(or $(NODES),$(E2E_NODES)) hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -count=1 -timeout 60m -v ./test/e2e/...
+	NV_NODES=$(or $(NODES),$(E2E_NODES)) hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -p 1 -count=1 -timeout 60m -v ./test/e2e/...
 
 .PHONY: run
 run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all (NODES=2: two nodes).

@@ -35,6 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 )
 
 const (
@@ -66,6 +68,25 @@ func (f *flow) dump() {
 	for _, target := range []string{"daemonset/nativevirt-handler", "deployment/nativevirt-controller"} {
 		out, _ = f.c.Kubectl("logs", "-n", "nativevirt", target, "--tail=30")
 		f.t.Logf("logs of %s:\n%s", target, out)
+	}
+}
+
+// serialLogTail logs the end of the serial log that the launcher of instance name keeps.
+func (f *flow) serialLogTail(name string) {
+	f.t.Helper()
+	vmi, err := f.vmi(name)
+	if err != nil {
+		f.t.Logf("serial log of %s: %v", name, err)
+		return
+	}
+	pods, err := f.launcherPods(vmi.UID)
+	if err != nil || len(pods) == 0 {
+		f.t.Logf("serial log of %s: launcher pods %d (%v)", name, len(pods), err)
+		return
+	}
+	for _, p := range pods {
+		out, err := f.c.Kubectl("exec", "-n", f.ns, p.Name, "-c", "compute", "--", "tail", "-c", "1500", convert.SerialLogPath(launcherpod.PrivateDir))
+		f.t.Logf("serial log of %s in pod %s (%v):\n%s", name, p.Name, err, indentLines(out))
 	}
 }
 
@@ -190,6 +211,12 @@ func (f *flow) consoleCheck(name string) string {
 	fail := func(what string) {
 		f.t.Helper()
 		f.t.Logf("console transcript:\n%s", s.all())
+		// Tell a guest whose serial output stalled from output lost on the way: the guest's
+		// serial log in the pod, and whether one keystroke brings the rest.
+		f.serialLogTail(name)
+		s.send("")
+		time.Sleep(5 * time.Second)
+		f.t.Logf("console after one more Enter:\n%s", indentLines(lastLines(s.all(), 6)))
 		f.dump()
 		f.t.Fatalf("console of %s: %s", name, what)
 	}

@@ -237,6 +237,7 @@ type migrationWorld struct {
 // guest counts on its console.
 func newMigrationWorld(t *testing.T, bandwidthMiB uint64) *migrationWorld {
 	t.Helper()
+	repeatFailures(t)
 	root := repoRoot(t)
 	disk := prerequisites(t, root)
 	launcher := filepath.Join(t.TempDir(), "nativevirt-launcher")
@@ -458,7 +459,7 @@ func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
 		// Let the transfer get going (about 90 MiB at 2 MiB/s) before breaking it.
 		time.Sleep(3 * time.Second)
 		if ms := w.get().Status.MigrationState; ms.Completed {
-			t.Fatalf("%s: the slowed-down migration completed before it could be interrupted: %+v", tc.name, ms)
+			failf(t, true, "%s: the slowed-down migration completed before it could be interrupted: %+v", tc.name, ms)
 		}
 		ti := time.Now()
 		tc.interrupt(dst)
@@ -467,7 +468,7 @@ func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
 		t.Logf("%s: ended %v after the interruption: failed=%v abortStatus=%q reason %q", tc.name,
 			time.Since(ti).Round(time.Millisecond), ms.Failed, ms.AbortStatus, ms.FailureReason)
 		if !ms.Failed || ms.FailureReason == "" || ms.AbortStatus != tc.wantAbort || ms.TargetNodeDomainDetected {
-			t.Errorf("%s: migration state %+v, want failed with a reason, abortStatus %q, never detected on the target", tc.name, ms, tc.wantAbort)
+			failf(t, false, "%s: migration state %+v, want failed with a reason, abortStatus %q, never detected on the target", tc.name, ms, tc.wantAbort)
 		}
 		// The guest runs on, on the source, and nothing of it runs on the target.
 		n := len(ticks(t, w.src.pod))
@@ -475,11 +476,11 @@ func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
 		all := ticks(t, w.src.pod)
 		for i := 1; i < len(all); i++ {
 			if all[i][0] != all[i-1][0]+1 || all[i][1] < all[i-1][1] {
-				t.Fatalf("%s: the counter restarted or jumped on the source: %v", tc.name, all[i-1:i+1])
+				failf(t, true, "%s: the counter restarted or jumped on the source: %v", tc.name, all[i-1:i+1])
 			}
 		}
 		if st := w.get().Status; st.NodeName != w.src.name || st.Phase != kubevirtv1.Running {
-			t.Errorf("%s: node %s phase %s, want Running on %s", tc.name, st.NodeName, st.Phase, w.src.name)
+			failf(t, false, "%s: node %s phase %s, want Running on %s", tc.name, st.NodeName, st.Phase, w.src.name)
 		}
 		waitFor(t, 60*time.Second, tc.name+": the target launcher to end", func() bool {
 			select {
@@ -492,7 +493,7 @@ func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
 		})
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.src.pod.private, "serial.log")); bytes.Count(b, []byte(banner)) != 1 {
-		t.Error("the guest booted more than once on the source")
+		failf(t, false, "the guest booted more than once on the source")
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -206,10 +207,38 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			failf(t, true, "timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// failures holds each test's failure messages (*testing.T → *[]string) for repeatFailures.
+var failures sync.Map
+
+// failf fails t with the message (and stops it when fatal), and keeps the message for
+// repeatFailures.
+func failf(t *testing.T, fatal bool, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	v, _ := failures.LoadOrStore(t, &[]string{})
+	notes := v.(*[]string)
+	*notes = append(*notes, msg)
+	if fatal {
+		t.Fatal(msg)
+	}
+	t.Error(msg)
+}
+
+// repeatFailures repeats t's failure messages at the very end of its output, after the long
+// dumps (launcher output, serial logs) of the cleanups registered later, where a summary of
+// the output around "--- FAIL" shows them. Call it first in a test.
+func repeatFailures(t *testing.T) {
+	t.Cleanup(func() {
+		if v, ok := failures.LoadAndDelete(t); ok && t.Failed() {
+			t.Logf("the failures above, again:\n  %s", strings.Join(*v.(*[]string), "\n  "))
+		}
+	})
 }
 
 // world is the fake API and one running agent.
@@ -372,6 +401,7 @@ func readUntil(t *testing.T, r io.Reader, want string, timeout time.Duration) st
 }
 
 func TestNodeAgentOnRealLibvirt(t *testing.T) {
+	repeatFailures(t)
 	root := repoRoot(t)
 	disk := prerequisites(t, root)
 	launcher := filepath.Join(t.TempDir(), "nativevirt-launcher")
