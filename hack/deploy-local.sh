@@ -54,6 +54,8 @@ done
 # mkimage.sh is reproducible: the tarball's digest changes exactly when the image does.
 image_digest=$(sha256sum "$NV_ROOT/_output/images/nativevirt.tar" | cut -c1-64)
 handler_digest=$(sha256sum "$NV_ROOT/_output/images/nativevirt-handler.tar" | cut -c1-64)
+# The agent's pod probes QEMU in the launcher image: a new launcher image needs a new probe.
+launcher_digest=$(sha256sum "$NV_ROOT/_output/images/nativevirt-launcher.tar" | cut -c1-64)
 
 nv_step "serving certificate"
 ca_bundle=$("$NV_ROOT/hack/cluster/serving-cert.sh" "$CERTS" \
@@ -162,6 +164,7 @@ patches:
       path: /spec/template/metadata/annotations
       value:
         nativevirt.io/image-digest: sha256:$handler_digest
+        nativevirt.io/launcher-image-digest: sha256:$launcher_digest
         nativevirt.io/node-pki: "$pki_digest"
     # Every node's paths are its own, below the nodes' directory (a shared mount: pod volumes
     # mounted by a node's kubelet propagate into the agent): its kubelet's root, with the device
@@ -190,6 +193,20 @@ patches:
     - op: add
       path: /spec/template/spec/containers/0/volumeMounts/1/subPathExpr
       value: \$(NODE_NAME)/handler
+    # The QEMU probe writes into the same per-node state directory.
+    - op: test
+      path: /spec/template/spec/initContainers/0/volumeMounts/0/name
+      value: state
+    - op: add
+      path: /spec/template/spec/initContainers/0/volumeMounts/0/subPathExpr
+      value: \$(NODE_NAME)/handler
+    - op: add
+      path: /spec/template/spec/initContainers/0/env
+      value:
+      - name: NODE_NAME
+        valueFrom:
+          fieldRef:
+            fieldPath: spec.nodeName
     - op: test
       path: /spec/template/spec/volumes/1/name
       value: state

@@ -3,6 +3,7 @@
 // pkg/node/launcher).
 //
 //	nativevirt-launcher --namespace NS --name VMI --uid UID --grace-period-seconds 30 [--run-dir /var/run/nativevirt]
+//	nativevirt-launcher --probe-qemu-capabilities DIR
 //
 // It exits 0 once the domain is gone or after a SIGTERM shut the guest down, and 1 when libvirtd
 // dies or cannot start.
@@ -49,6 +50,8 @@ func run(args []string) int {
 		opts.AwaitFiles = append(opts.AwaitFiles, v)
 		return nil
 	})
+	var probeDir string
+	fs.StringVar(&probeDir, "probe-qemu-capabilities", "", "instead of serving a virtual machine: have libvirt probe QEMU once and copy its capability cache into DIR/kvm or DIR/tcg (the node agent's DaemonSet runs this per node), then exit")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
@@ -62,7 +65,10 @@ func run(args []string) int {
 	defer klog.Flush()
 	opts.GracePeriod = time.Duration(grace) * time.Second
 
-	log := klog.Background().WithValues("vmi", opts.Namespace+"/"+opts.Name)
+	log := klog.Background()
+	if probeDir == "" {
+		log = log.WithValues("vmi", opts.Namespace+"/"+opts.Name)
+	}
 	l, err := launcher.New(opts, nil, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nativevirt-launcher: %v\n", err)
@@ -71,6 +77,13 @@ func run(args []string) int {
 	// SIGTERM (kubelet) and SIGINT (a terminal) shut the guests down gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if probeDir != "" {
+		if err := l.ProbeQEMUCapabilities(ctx, probeDir); err != nil {
+			log.Error(err, "Probing QEMU")
+			return 1
+		}
+		return 0
+	}
 	if err := l.Run(ctx); err != nil {
 		return 1
 	}

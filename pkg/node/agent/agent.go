@@ -99,6 +99,9 @@ type Config struct {
 	// PrepareNetwork prepares the pod network in a launcher pod before the
 	// domain is defined there (nil: nothing to prepare).
 	PrepareNetwork PrepareNetworkFunc
+	// SeedCapabilities gives a launcher the node's QEMU capabilities before the first define
+	// (nil: libvirt probes QEMU in every launcher pod).
+	SeedCapabilities SeedCapabilitiesFunc
 	// VMIs lists the VMIs of this node.
 	VMIs listers.VirtualMachineInstanceLister
 	// Pods lists the launcher pods of this node.

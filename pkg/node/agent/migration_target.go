@@ -108,6 +108,8 @@ func (a *Agent) syncTarget(ctx context.Context, vmi *kubevirtv1.VirtualMachineIn
 		if err := a.prepareNetwork(ctx, vmi, l); err != nil {
 			return 0, fmt.Errorf("preparing the migration target's network: %w", err)
 		}
+		// The incoming migration needs libvirt's capabilities as a define does.
+		a.seedCapabilities(ctx, l)()
 		if err := os.MkdirAll(l.fs.Private.Path(MigrationDir), 0o700); err != nil {
 			return 0, fmt.Errorf("preparing the migration target's socket directory: %w", err)
 		}

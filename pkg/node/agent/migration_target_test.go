@@ -71,6 +71,7 @@ func (e *env) targetDir(volume, rel string) string {
 func TestMigrationTargetPreparesAndDetects(t *testing.T) {
 	e := targetEnv(t, false)
 	nets := recordNetwork(e, nil)
+	seeded, _ := recordSeeding(e, nil)
 	if after := e.sync(); after != waitForLauncher {
 		t.Errorf("requeue after %v while the target launcher is not ready, want %v", after, waitForLauncher)
 	}
@@ -86,6 +87,10 @@ func TestMigrationTargetPreparesAndDetects(t *testing.T) {
 	// The target pod's network, as for a start: the incoming QEMU opens its tap device.
 	if b, err := os.ReadFile(e.targetDir(podfs.PrivateVolume, "network-prepared")); len(*nets) != 1 || err != nil || string(b) != vmName {
 		t.Errorf("network preparations %+v (%v), want one in the target pod %s", *nets, err, targetPodUID)
+	}
+	// The incoming migration needs libvirt's QEMU capabilities as a define does.
+	if len(*seeded) != 1 {
+		t.Errorf("%d capability seedings of the target launcher before the address was published, want 1", len(*seeded))
 	}
 	// The same disk files as a start, without a domain.
 	if diff := cmp.Diff([]string{".overlay.qcow2.tmp over disk.img (raw)"}, e.overlays); diff != "" {

@@ -192,11 +192,13 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if name != rec.Domain {
 		return rec, fmt.Errorf("converter named the domain %q, expected %q", name, rec.Domain)
 	}
+	capsOutcome := a.seedCapabilities(ctx, l)
 	t1 := time.Now()
 	if err := l.conn.Define(xml); err != nil {
 		return rec, err
 	}
 	t2 := time.Now()
+	qemuCaps := capsOutcome()
 	// Checkpoint before starting: a crash right after Start must not lead to
 	// a second start.
 	now := a.cfg.Now()
@@ -215,9 +217,13 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	// before the next resync.
 	l.guestOSAt = now
 	// The durations say where a slow start spent its time (the first define in a launcher
-	// includes libvirt's probe of the QEMU binary).
-	logger.Info("Domain started", "domain", rec.Domain, "prepare", t1.Sub(t0).Round(time.Millisecond),
-		"define", t2.Sub(t1).Round(time.Millisecond), "start", time.Since(t2).Round(time.Millisecond))
+	// includes libvirt's probe of the QEMU binary, unless it used the node's capabilities).
+	kv := []any{"domain", rec.Domain, "prepare", t1.Sub(t0).Round(time.Millisecond),
+		"define", t2.Sub(t1).Round(time.Millisecond), "start", time.Since(t2).Round(time.Millisecond)}
+	if qemuCaps != "" {
+		kv = append(kv, "qemuCapabilities", qemuCaps)
+	}
+	logger.Info("Domain started", kv...)
 	return rec, nil
 }
 

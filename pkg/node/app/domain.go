@@ -8,6 +8,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/cloudinit"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/network"
+	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
 )
 
 // BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
@@ -49,4 +50,24 @@ func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstan
 // masquerade binding's tap, bridge, NAT and DHCP configuration in the pod.
 func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error {
 	return network.Prepare(ctx, vmi, network.Launcher{LibvirtSocket: libvirtSocket, RunDir: runDir})
+}
+
+// SeedCapabilities is the agent's SeedCapabilitiesFunc on package qemucaps: the launcher
+// container is the one of the process listening on its libvirt socket (libvirtd).
+func SeedCapabilities(s qemucaps.Seeder) agent.SeedCapabilitiesFunc {
+	return func(libvirtSocket string) (func() string, error) {
+		var sd *qemucaps.Seeded
+		err := network.WithSocketPeer(libvirtSocket, func(pid int) error {
+			var err error
+			sd, err = s.Seed(pid)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return func() string {
+			defer sd.Close()
+			return sd.Outcome()
+		}, nil
+	}
 }

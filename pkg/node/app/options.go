@@ -67,6 +67,9 @@ type Options struct {
 	MigrationProgressTimeout         time.Duration
 	MigrationCompletionTimeoutPerGiB time.Duration
 	MigrationBandwidthMiB            uint64
+	// QEMUCapabilitiesDir is where the DaemonSet's probe writes libvirt's QEMU capabilities
+	// for this node (pkg/launcherpod/qemucaps.go); "" disables seeding launchers with them.
+	QEMUCapabilitiesDir string
 }
 
 // NewOptions returns the defaults; the node name defaults to $NODE_NAME and
@@ -86,6 +89,8 @@ func NewOptions() *Options {
 		DevicePlugins:    true,
 		KVMDevice:        "/dev/kvm",
 		TUNDevice:        "/dev/net/tun",
+		// The probe writes into the agent's state directory: per node, like the checkpoints.
+		QEMUCapabilitiesDir: "/var/lib/nativevirt/handler/qemu-capabilities",
 
 		MigrationProgressTimeout:         agent.DefaultProgressTimeout,
 		MigrationCompletionTimeoutPerGiB: agent.DefaultCompletionTimeoutPerGiB,
@@ -113,6 +118,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DevicePlugins, "device-plugins", o.DevicePlugins, "Serve the kubelet device plugins devices.nativevirt.io/kvm and /tun.")
 	fs.StringVar(&o.KVMDevice, "kvm-device", o.KVMDevice, "The KVM device node.")
 	fs.StringVar(&o.TUNDevice, "tun-device", o.TUNDevice, "The TUN device node.")
+	fs.StringVar(&o.QEMUCapabilitiesDir, "qemu-capabilities-dir", o.QEMUCapabilitiesDir,
+		"Libvirt's QEMU capabilities probed on this node in the launcher image (nativevirt-launcher --probe-qemu-capabilities), given to each launcher before its first define; empty: every launcher probes QEMU itself.")
 	fs.DurationVar(&o.MigrationProgressTimeout, "migration-progress-timeout", o.MigrationProgressTimeout,
 		"Abort a live migration from this node when the data left to transfer did not shrink for this long.")
 	fs.DurationVar(&o.MigrationCompletionTimeoutPerGiB, "migration-completion-timeout-per-gib", o.MigrationCompletionTimeoutPerGiB,
@@ -134,6 +141,9 @@ func (o *Options) Validate() error {
 	}
 	if !filepath.IsAbs(o.KubeletRoot) || !filepath.IsAbs(o.StateDir) {
 		errs = append(errs, errors.New("--kubelet-root and --state-dir must be absolute paths"))
+	}
+	if o.QEMUCapabilitiesDir != "" && !filepath.IsAbs(o.QEMUCapabilitiesDir) {
+		errs = append(errs, fmt.Errorf("--qemu-capabilities-dir must be an absolute path, not %q", o.QEMUCapabilitiesDir))
 	}
 	if o.Port <= 0 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port %d is out of range", o.Port))

@@ -33,6 +33,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/heartbeat"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
 	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 	"github.com/nativevirt/nativevirt/pkg/streams"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, o *Options) error {
 		migration.Endpoint, migration.DialTunnel = endpoint, dial
 	}
 
-	a := agent.New(agent.Config{
+	agentCfg := agent.Config{
 		NodeName:     o.NodeName,
 		Locator:      podfs.Locator{KubeletRoot: o.KubeletRoot},
 		Store:        store,
@@ -138,7 +139,11 @@ func Run(ctx context.Context, o *Options) error {
 		TargetVMIs:     listers.NewVirtualMachineInstanceLister(targetInformer.GetIndexer()),
 		Migration:      migration,
 		PrepareNetwork: PrepareNetwork,
-	})
+	}
+	if o.QEMUCapabilitiesDir != "" {
+		agentCfg.SeedCapabilities = SeedCapabilities(qemucaps.Seeder{Dir: o.QEMUCapabilitiesDir})
+	}
+	a := agent.New(agentCfg)
 	if err := a.AddEventHandlers(vmiInformer, podInformer.Informer()); err != nil {
 		return err
 	}

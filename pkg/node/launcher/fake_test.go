@@ -26,12 +26,24 @@ type fakeHypervisor struct {
 	calls   []string
 	listErr error
 	closed  bool
+	probe   func() error
 }
 
 var _ Hypervisor = &fakeHypervisor{}
 
 func newFakeHypervisor(guests map[string]*fakeGuest) *fakeHypervisor {
 	return &fakeHypervisor{guests: guests}
+}
+
+// ProbeQEMU runs probe, when set, as libvirt's probe (which writes the capability cache).
+func (f *fakeHypervisor) ProbeQEMU() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "probe")
+	if f.probe != nil {
+		return f.probe()
+	}
+	return nil
 }
 
 func (f *fakeHypervisor) Domains() ([]Domain, error) {

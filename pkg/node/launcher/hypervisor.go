@@ -23,6 +23,9 @@ type Hypervisor interface {
 	Shutdown(name string) error
 	// Destroy stops the named domain at once.
 	Destroy(name string) error
+	// ProbeQEMU has libvirt work out the capabilities of the host's QEMU (which it then keeps
+	// in its capability cache).
+	ProbeQEMU() error
 	// Close releases the connection.
 	Close() error
 }
@@ -83,6 +86,15 @@ func (h *libvirtHypervisor) Shutdown(name string) error {
 
 func (h *libvirtHypervisor) Destroy(name string) error {
 	return h.withDomain(name, func(d *libvirt.Domain) error { return d.Destroy() })
+}
+
+func (h *libvirtHypervisor) ProbeQEMU() error {
+	// The host's default emulator and architecture; "qemu" (TCG) is valid with or without
+	// /dev/kvm, and the probe covers KVM as well when it is usable.
+	if _, err := h.conn.GetDomainCapabilities("", "", "", "qemu", 0); err != nil {
+		return fmt.Errorf("probing QEMU: %w", err)
+	}
+	return nil
 }
 
 func (h *libvirtHypervisor) Close() error {

@@ -71,17 +71,8 @@ func (l *Launcher) Run(ctx context.Context) error {
 		return err
 	}
 
-	sup := newSupervisor(log)
-	reapCtx, stopReaping := context.WithCancel(context.Background())
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		sup.run(reapCtx)
-	}()
-	defer func() {
-		stopReaping()
-		<-reaped
-	}()
+	sup, stopSupervisor := runSupervisor(log)
+	defer stopSupervisor()
 
 	var virtlogd, libvirtd *child
 	virtlogd, err = sup.start("virtlogd", []string{l.opts.Virtlogd})
@@ -104,6 +95,22 @@ func (l *Launcher) Run(ctx context.Context) error {
 	}
 	log.Info("Exiting")
 	return nil
+}
+
+// runSupervisor starts the supervisor of the daemons (and reaper of orphans); the returned
+// function stops it.
+func runSupervisor(log klog.Logger) (*supervisor, func()) {
+	sup := newSupervisor(log)
+	ctx, cancel := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		sup.run(ctx)
+	}()
+	return sup, func() {
+		cancel()
+		<-reaped
+	}
 }
 
 // serve waits for libvirtd, announces readiness and watches the domains.

@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,17 +16,10 @@ import (
 // startSupervisor runs a supervisor's reaper for the duration of the test.
 func startSupervisor(t *testing.T) *supervisor {
 	t.Helper()
-	s := newSupervisor(klog.Background())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.run(ctx)
-	}()
+	s, stop := runSupervisor(klog.Background())
 	t.Cleanup(func() {
 		s.killRemaining(time.Second)
-		cancel()
-		<-done
+		stop()
 	})
 	return s
 }
