@@ -128,6 +128,12 @@ func TestTwoNodes(t *testing.T) {
 		}
 	}
 
+	// Each node probed QEMU for itself (its own image snapshot), and its launcher's libvirt
+	// kept those capabilities instead of probing again in its first define.
+	for _, n := range pinned {
+		f.checkQEMUCapabilitiesFromNode(n.Name, "vmi-on-"+n.Name)
+	}
+
 	// The console of each instance, through kube-apiserver → nativevirt-apiserver → the node
 	// agent of its node, reaches its own guest: the guest's SMBIOS UUID is its instance's.
 	for _, n := range pinned {
@@ -141,6 +147,36 @@ func TestTwoNodes(t *testing.T) {
 			t.Errorf("console of %s on %s: guest product_uuid %q, want the instance's firmware UUID %+v", name, n.Name, uuid, vmi.Spec.Domain.Firmware)
 		}
 	}
+}
+
+// checkQEMUCapabilitiesFromNode checks, in the log of node's agent, that the domain of instance
+// name started with the QEMU capabilities the node's probe wrote (pkg/node/qemucaps).
+func (f *flow) checkQEMUCapabilitiesFromNode(node, name string) {
+	f.t.Helper()
+	pods, err := f.kube.CoreV1().Pods("nativevirt").List(context.Background(), metav1.ListOptions{
+		LabelSelector: handlerSelector, FieldSelector: "spec.nodeName=" + node,
+	})
+	if err != nil || len(pods.Items) != 1 {
+		f.t.Errorf("node agent pods on %s: %d (%v), want 1", node, len(pods.Items), err)
+		return
+	}
+	out, err := f.c.Kubectl("logs", "-n", "nativevirt", pods.Items[0].Name, "-c", "handler")
+	if err != nil {
+		f.t.Errorf("logs of %s: %v", pods.Items[0].Name, err)
+		return
+	}
+	want := fmt.Sprintf(`"Domain started" vmi="%s/%s"`, f.ns, name)
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, want) {
+			if !strings.Contains(line, `qemuCapabilities="node cache"`) {
+				f.t.Errorf("node %s started %s without its node's QEMU capabilities: %s", node, name, line)
+			} else {
+				f.t.Logf("node %s: %s", node, line[strings.Index(line, want):])
+			}
+			return
+		}
+	}
+	f.t.Errorf("no %s line in the log of node %s's agent", want, node)
 }
 
 // checkEndpointServedByNodeAgent checks that the process listening on host:port is the node
