@@ -38,10 +38,11 @@ func newFakeHypervisor(guests map[string]*fakeGuest) *fakeHypervisor {
 // ProbeQEMU runs probe, when set, as libvirt's probe (which writes the capability cache).
 func (f *fakeHypervisor) ProbeQEMU() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.calls = append(f.calls, "probe")
-	if f.probe != nil {
-		return f.probe()
+	probe := f.probe
+	f.mu.Unlock()
+	if probe != nil {
+		return probe()
 	}
 	return nil
 }

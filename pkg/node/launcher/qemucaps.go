@@ -12,6 +12,9 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
+// probeTimeout bounds libvirt's probe of QEMU (3.5 s with KVM here).
+var probeTimeout = 2 * time.Minute
+
 // ProbeQEMUCapabilities is the launcher's other job, run once per node by the node agent's
 // DaemonSet in a container of the launcher image (pkg/launcherpod/qemucaps.go): it starts
 // libvirtd as a launcher pod does, has it probe QEMU, and copies libvirt's capability cache into
@@ -40,8 +43,19 @@ func (l *Launcher) ProbeQEMUCapabilities(ctx context.Context, outDir string) err
 	}
 	defer func() { _ = h.Close() }()
 	start := time.Now()
-	if err := h.ProbeQEMU(); err != nil {
-		return err
+	// A probe that hangs must not hold the node agent's pod: it is given up after a while
+	// (libvirtd is stopped on the way out).
+	probed := make(chan error, 1)
+	go func() { probed <- h.ProbeQEMU() }()
+	select {
+	case err := <-probed:
+		if err != nil {
+			return err
+		}
+	case <-time.After(probeTimeout):
+		return fmt.Errorf("libvirt's probe of QEMU did not end within %s", probeTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	kind := launcherpod.QEMUCapabilitiesTCG
 	if syscall.Access("/dev/kvm", 0o6) == nil { // read and write, as libvirt checks it

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -65,5 +67,24 @@ func TestProbeQEMUCapabilitiesFailsWithoutACache(t *testing.T) {
 	}
 	if err := l.ProbeQEMUCapabilities(context.Background(), filepath.Join(dir, "out")); err == nil {
 		t.Error("no error although libvirt wrote no capability cache")
+	}
+}
+
+func TestProbeQEMUCapabilitiesGivesUpAHangingProbe(t *testing.T) {
+	defer func(d time.Duration) { probeTimeout = d }(probeTimeout)
+	probeTimeout = 200 * time.Millisecond
+	dir := shortTempDir(t)
+	opts := testOptions(t, dir, "exec sleep 60")
+	hang := make(chan struct{})
+	defer close(hang)
+	h := newFakeHypervisor(nil)
+	h.probe = func() error { <-hang; return nil }
+	l, err := New(opts, func(string) (Hypervisor, error) { return h, nil }, klog.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.ProbeQEMUCapabilities(context.Background(), filepath.Join(dir, "out"))
+	if err == nil || !strings.Contains(err.Error(), "did not end") {
+		t.Errorf("error %v, want the probe given up", err)
 	}
 }
