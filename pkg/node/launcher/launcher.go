@@ -222,10 +222,14 @@ func (l *Launcher) waitForLibvirtd(ctx context.Context, libvirtd *child) (Hyperv
 			return nil, nil
 		case <-libvirtd.done:
 			return nil, libvirtdExited(libvirtd)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(libvirtdPoll):
 		}
 	}
 }
+
+// libvirtdPoll is how often the launcher looks for libvirtd's socket while it starts (~60 ms
+// here): every poll interval of waiting delays the VM's start.
+const libvirtdPoll = 10 * time.Millisecond
 
 func libvirtdExited(c *child) error {
 	return fmt.Errorf("%w (%s): the virtual machine cannot run without it", ErrLibvirtdExited, describeStatus(c.status))
