@@ -35,13 +35,13 @@ var (
 		api:        bench.APIPathConfig{Clients: []int{1, 16}, Creates: 500, Gets: 2000, Lists: 40, WatchEvents: 300, Rounds: 5},
 		scaleFresh: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
 		scale:      bench.ScaleConfig{VMs: 2000, Namespaces: 20, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
-		cp:         bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20},
+		cp:         bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20, SingleStarts: 5},
 	}
 	quick = sizes{
 		api:        bench.APIPathConfig{Clients: []int{1, 16}, Creates: 60, Gets: 300, Lists: 6, WatchEvents: 60, Rounds: 2},
 		scaleFresh: bench.ScaleConfig{VMs: 1000, Namespaces: 10, Workers: 32, Repeats: 1, Settle: 10 * time.Second},
 		scale:      bench.ScaleConfig{VMs: 300, Namespaces: 3, Workers: 32, Repeats: 1, Settle: 10 * time.Second},
-		cp:         bench.ControlPlaneConfig{Burst: 5, Interval: 100 * time.Millisecond, RunningBurst: 3},
+		cp:         bench.ControlPlaneConfig{Burst: 5, Interval: 100 * time.Millisecond, RunningBurst: 3, SingleStarts: 3},
 	}
 	allSuites = []string{"api-path", "control-plane", "console", "scale-fresh", "scale"}
 	// ownServerSuites start the servers they measure and need no cluster: a run of only these
