@@ -86,6 +86,23 @@ func TestDefragmentsPeriodically(t *testing.T) {
 func fillAndFree(ctx context.Context, t *testing.T, s *Server) {
 	t.Helper()
 	srv := s.etcd.Server
+	rev := fillAndDelete(ctx, t, s)
+	if _, err := srv.Compact(ctx, &pb.CompactionRequest{Revision: rev, Physical: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The backend commits in batches: wait until the freed pages are counted.
+	deadline := time.Now().Add(10 * time.Second)
+	for be := srv.Backend(); !fragmented(be.Size(), be.SizeInUse()) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fillAndDelete writes /kept and more than 2×defragMinFree of values under /big/, deletes those
+// again, and returns the revision of the delete: the values stay in the history until a
+// compaction.
+func fillAndDelete(ctx context.Context, t *testing.T, s *Server) int64 {
+	t.Helper()
+	srv := s.etcd.Server
 	if _, err := srv.Put(ctx, &pb.PutRequest{Key: []byte("/kept"), Value: []byte("still here")}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +120,5 @@ func fillAndFree(ctx context.Context, t *testing.T, s *Server) {
 	if del.Deleted != int64(n) {
 		t.Fatalf("deleted %d keys, want %d", del.Deleted, n)
 	}
-	if _, err := srv.Compact(ctx, &pb.CompactionRequest{Revision: del.Header.Revision, Physical: true}); err != nil {
-		t.Fatal(err)
-	}
-	// The backend commits in batches: wait until the freed pages are counted.
-	deadline := time.Now().Add(10 * time.Second)
-	for be := srv.Backend(); !fragmented(be.Size(), be.SizeInUse()) && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
+	return del.Header.Revision
 }

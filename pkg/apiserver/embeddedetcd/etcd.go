@@ -119,8 +119,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	log := klog.FromContext(ctx)
 	log.Info("Embedded etcd ready", "dataDir", o.DataDir, "clientURL", clientURL.String())
 	s := &Server{etcd: e, clientURL: clientURL.String()}
-	// Before anything is served: a fragmented file left by a previous run is rewritten now,
-	// while no client waits for it.
+	// Before anything is served: the history a previous run left is compacted, and a fragmented
+	// file rewritten now, while no client waits for it.
+	s.compactHistory(ctx, log)
 	s.defragIfFragmented(log, "start")
 	if o.DefragInterval > 0 {
 		loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
