@@ -74,13 +74,10 @@ func mergeRuns(runs []startRun) startRun {
 	out.chain = runs[0].chain
 	out.vms = map[string]map[string]float64{}
 	var failures []string
-	total := 0
 	busy := 0.0
 	for _, r := range runs {
 		out.durations = append(out.durations, r.durations...)
 		out.timelines = append(out.timelines, r.timelines...)
-		out.reached += r.reached
-		total += len(r.timelines)
 		out.cpuSeconds += r.cpuSeconds
 		busy += r.cpuBusy
 		for k, v := range r.vms {
@@ -92,11 +89,18 @@ func mergeRuns(runs []startRun) startRun {
 	}
 	out.cpuBusy = busy / float64(len(runs))
 	out.failure = strings.Join(failures, "; ")
-	out.dist = Summarize(out.durations, 0, total-len(out.durations))
-	out.phases = phaseStats(out.timelines, out.chain)
-	out.stuck = whereStuck(out.timelines, out.chain)
-	out.waited = waitedForRoom(out.timelines)
+	out.summarize()
 	return out
+}
+
+// summarize derives reached, the distribution and the phase breakdown from the durations of
+// the VMs that reached the phase and the timelines of all the VMs started.
+func (r *startRun) summarize() {
+	r.reached = len(r.durations)
+	r.dist = Summarize(r.durations, 0, len(r.timelines)-len(r.durations))
+	r.phases = phaseStats(r.timelines, r.chain)
+	r.stuck = whereStuck(r.timelines, r.chain)
+	r.waited = waitedForRoom(r.timelines)
 }
 
 // RunControlPlane measures VM create → VMI Scheduled (pod bound) for 1 VM and for a burst of
@@ -448,7 +452,6 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	for _, d := range reached {
 		ds = append(ds, d)
 	}
-	out.reached = len(reached)
 	if len(failed) > 0 {
 		out.failure += fmt.Sprintf(" %d VMIs Failed", len(failed))
 	}
@@ -458,13 +461,9 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 		all = append(all, tl)
 		out.vms[name] = tl.offsets()
 	}
-	out.phases = phaseStats(all, chain)
-	out.stuck = whereStuck(all, chain)
-	out.waited = waitedForRoom(all)
-	out.timelines, out.chain = all, chain
+	out.timelines, out.chain, out.durations = all, chain, ds
 	mu.Unlock()
-	out.durations = ds
-	out.dist = Summarize(ds, 0, n-len(ds))
+	out.summarize()
 	if !deleteEarly {
 		out.writes = Delta(beforeKV, afterKV)
 		out.writes["virtualmachines"] -= float64(n)

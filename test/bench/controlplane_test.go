@@ -13,11 +13,11 @@ func oneStart(name string, d time.Duration) startRun {
 	r := startRun{chain: runningChain, timelines: []*timeline{tl}, vms: map[string]map[string]float64{name: {}}, cpuSeconds: 1, cpuBusy: 0.5}
 	if d > 0 {
 		tl.see(msRunning, t0.Add(d))
-		r.durations, r.reached = []time.Duration{d}, 1
+		r.durations = []time.Duration{d}
 	} else {
 		r.failure = "timed out"
 	}
-	r.dist = Summarize(r.durations, 0, 1-len(r.durations))
+	r.summarize()
 	return r
 }
 

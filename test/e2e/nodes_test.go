@@ -149,20 +149,30 @@ func TestTwoNodes(t *testing.T) {
 	}
 }
 
-// checkQEMUCapabilitiesFromNode checks, in the log of node's agent, that the domain of instance
-// name started with the QEMU capabilities the node's probe wrote (pkg/node/qemucaps).
-func (f *flow) checkQEMUCapabilitiesFromNode(node, name string) {
+// nodeAgentPod is the node agent pod of node; a test error when there is not exactly one.
+func (f *flow) nodeAgentPod(node string) (corev1.Pod, bool) {
 	f.t.Helper()
 	pods, err := f.kube.CoreV1().Pods("nativevirt").List(context.Background(), metav1.ListOptions{
 		LabelSelector: handlerSelector, FieldSelector: "spec.nodeName=" + node,
 	})
 	if err != nil || len(pods.Items) != 1 {
 		f.t.Errorf("node agent pods on %s: %d (%v), want 1", node, len(pods.Items), err)
+		return corev1.Pod{}, false
+	}
+	return pods.Items[0], true
+}
+
+// checkQEMUCapabilitiesFromNode checks, in the log of node's agent, that the domain of instance
+// name started with the QEMU capabilities the node's probe wrote (pkg/node/qemucaps).
+func (f *flow) checkQEMUCapabilitiesFromNode(node, name string) {
+	f.t.Helper()
+	agent, ok := f.nodeAgentPod(node)
+	if !ok {
 		return
 	}
-	out, err := f.c.Kubectl("logs", "-n", "nativevirt", pods.Items[0].Name, "-c", "handler")
+	out, err := f.c.Kubectl("logs", "-n", "nativevirt", agent.Name, "-c", "handler")
 	if err != nil {
-		f.t.Errorf("logs of %s: %v", pods.Items[0].Name, err)
+		f.t.Errorf("logs of %s: %v", agent.Name, err)
 		return
 	}
 	want := fmt.Sprintf(`"Domain started" vmi="%s/%s"`, f.ns, name)
@@ -183,14 +193,10 @@ func (f *flow) checkQEMUCapabilitiesFromNode(node, name string) {
 // agent of the node's own DaemonSet pod (not another node's agent).
 func (f *flow) checkEndpointServedByNodeAgent(n *corev1.Node, host, port string) {
 	f.t.Helper()
-	pods, err := f.kube.CoreV1().Pods("nativevirt").List(context.Background(), metav1.ListOptions{
-		LabelSelector: handlerSelector, FieldSelector: "spec.nodeName=" + n.Name,
-	})
-	if err != nil || len(pods.Items) != 1 {
-		f.t.Errorf("node agent pods on %s: %d (%v), want 1", n.Name, len(pods.Items), err)
+	agent, ok := f.nodeAgentPod(n.Name)
+	if !ok {
 		return
 	}
-	agent := pods.Items[0]
 	p, err := strconv.Atoi(port)
 	if err != nil {
 		f.t.Errorf("node %s: endpoint port %q", n.Name, port)

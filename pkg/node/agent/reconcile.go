@@ -194,11 +194,13 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	}
 	capsOutcome := a.seedCapabilities(ctx, l)
 	t1 := time.Now()
-	if err := l.conn.Define(xml); err != nil {
+	err = l.conn.Define(xml)
+	t2 := time.Now()
+	// Asked also after a failed define: it releases what the seeding holds.
+	qemuCaps := capsOutcome()
+	if err != nil {
 		return rec, err
 	}
-	t2 := time.Now()
-	qemuCaps := capsOutcome()
 	// Checkpoint before starting: a crash right after Start must not lead to
 	// a second start.
 	now := a.cfg.Now()

@@ -60,11 +60,8 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if err := os.Remove(l.opts.ReadyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing a stale ready marker: %w", err)
 	}
-	conf, err := WriteConfigs(&l.opts)
+	conf, err := l.prepareDaemons()
 	if err != nil {
-		return err
-	}
-	if err := makeStateDirs(l.opts.StateRoot); err != nil {
 		return err
 	}
 	if err := createClaimDisks(l.opts.ClaimsDir, l.opts.ClaimDisks); err != nil {
@@ -95,6 +92,16 @@ func (l *Launcher) Run(ctx context.Context) error {
 	}
 	log.Info("Exiting")
 	return nil
+}
+
+// prepareDaemons writes the daemons' configuration and state directories; it returns the path
+// of libvirtd.conf.
+func (l *Launcher) prepareDaemons() (string, error) {
+	conf, err := WriteConfigs(&l.opts)
+	if err != nil {
+		return "", err
+	}
+	return conf, makeStateDirs(l.opts.StateRoot)
 }
 
 // runSupervisor starts the supervisor of the daemons (and reaper of orphans); the returned

@@ -22,11 +22,8 @@ var probeTimeout = 2 * time.Minute
 // files. libvirtd is stopped before it returns.
 func (l *Launcher) ProbeQEMUCapabilities(ctx context.Context, outDir string) error {
 	log := l.log
-	conf, err := WriteConfigs(&l.opts)
+	conf, err := l.prepareDaemons()
 	if err != nil {
-		return err
-	}
-	if err := makeStateDirs(l.opts.StateRoot); err != nil {
 		return err
 	}
 	sup, stopSupervisor := runSupervisor(log)

@@ -39,6 +39,9 @@ type Seeder struct {
 	Dir string
 }
 
+// cacheDir is libvirt's capability cache relative to the container's root.
+var cacheDir = strings.TrimPrefix(launcherpod.QEMUCapabilitiesCache, "/")
+
 // Seeded is the result of one seeding; Close releases it.
 type Seeded struct {
 	// Kind is the kind of capabilities the container needed.
@@ -46,8 +49,8 @@ type Seeded struct {
 	// Files are the cache files written (base names); none when nothing was written.
 	Files []string
 	root  *os.Root
-	// inodes of the files as written.
-	inodes map[string]uint64
+	// inodes are Files' inode numbers as written, in the same order.
+	inodes []uint64
 }
 
 // Seed writes the node's capability files of the right kind into the root filesystem of the
@@ -64,7 +67,7 @@ func (s Seeder) SeedRoot(dir string) (*Seeded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the launcher container's root filesystem: %w", err)
 	}
-	sd := &Seeded{Kind: kind(root), root: root, inodes: map[string]uint64{}}
+	sd := &Seeded{Kind: kind(root), root: root}
 	if err := s.seed(sd); err != nil {
 		_ = root.Close()
 		return nil, err
@@ -86,13 +89,12 @@ func (s Seeder) seed(sd *Seeded) error {
 	if err != nil || len(names) == 0 {
 		return nil // no probe of this kind on the node
 	}
-	dst := strings.TrimPrefix(launcherpod.QEMUCapabilitiesCache, "/")
-	if err := sd.root.MkdirAll(dst, 0o755); err != nil {
+	if err := sd.root.MkdirAll(cacheDir, 0o755); err != nil {
 		return fmt.Errorf("creating %s in the launcher container: %w", launcherpod.QEMUCapabilitiesCache, err)
 	}
 	for _, name := range names {
 		base := filepath.Base(name)
-		target := path.Join(dst, base)
+		target := path.Join(cacheDir, base)
 		if _, err := sd.root.Lstat(target); err == nil {
 			continue // the container has its own
 		}
@@ -114,7 +116,7 @@ func (s Seeder) seed(sd *Seeded) error {
 			return err
 		}
 		sd.Files = append(sd.Files, base)
-		sd.inodes[base] = ino
+		sd.inodes = append(sd.inodes, ino)
 	}
 	return nil
 }
@@ -126,9 +128,9 @@ func (sd *Seeded) Outcome() string {
 	if len(sd.Files) == 0 {
 		return OutcomeNone
 	}
-	for _, base := range sd.Files {
-		ino, err := inode(sd.root, path.Join(strings.TrimPrefix(launcherpod.QEMUCapabilitiesCache, "/"), base))
-		if err != nil || ino != sd.inodes[base] {
+	for i, base := range sd.Files {
+		ino, err := inode(sd.root, path.Join(cacheDir, base))
+		if err != nil || ino != sd.inodes[i] {
 			return OutcomeProbed
 		}
 	}
