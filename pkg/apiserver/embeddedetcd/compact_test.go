@@ -31,11 +31,5 @@ func TestCompactsHistoryAtStart(t *testing.T) {
 	if after := s.etcd.Server.Backend().Size(); after*4 > before {
 		t.Errorf("file %d bytes after the restart, %d before: the history's space was not given back", after, before)
 	}
-	resp, err := s.etcd.Server.Range(ctx, &pb.RangeRequest{Key: []byte("/kept")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "still here" {
-		t.Errorf("/kept after the compaction: %v", resp.Kvs)
-	}
+	checkKept(ctx, t, s, "the compaction")
 }

@@ -48,12 +48,18 @@ func TestDefragmentsAtStart(t *testing.T) {
 	if after*4 > before {
 		t.Errorf("file %d bytes after the restart, %d before: not defragmented", after, before)
 	}
+	checkKept(ctx, t, s, "the defragmentation")
+}
+
+// checkKept checks that /kept, which fillAndDelete writes, still holds its value after what.
+func checkKept(ctx context.Context, t *testing.T, s *Server, what string) {
+	t.Helper()
 	resp, err := s.etcd.Server.Range(ctx, &pb.RangeRequest{Key: []byte("/kept")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "still here" {
-		t.Errorf("/kept after the defragmentation: %v", resp.Kvs)
+		t.Errorf("/kept after %s: %v", what, resp.Kvs)
 	}
 }
 
