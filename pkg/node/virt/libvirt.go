@@ -3,7 +3,6 @@ package virt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"libvirt.org/go/libvirt"
@@ -192,60 +191,6 @@ func (c *libvirtConn) GuestOS(name string) (GuestOS, error) {
 		return nil
 	})
 	return os, err
-}
-
-// OpenConsole implements Inspector with a blocking libvirt stream: Read waits
-// for guest output, Write sends input, Close aborts the stream.
-func (c *libvirtConn) OpenConsole(name string) (io.ReadWriteCloser, error) {
-	s, err := c.conn.NewStream(0)
-	if err != nil {
-		return nil, fmt.Errorf("console stream for %s: %w", name, err)
-	}
-	err = c.do(name, "opening the console of", func(d *libvirt.Domain) error {
-		return d.OpenConsole("", s, libvirt.DOMAIN_CONSOLE_FORCE)
-	})
-	if err != nil {
-		_ = s.Free()
-		return nil, err
-	}
-	return &consoleStream{s: s}, nil
-}
-
-// consoleStream adapts a blocking libvirt stream to io.ReadWriteCloser.
-type consoleStream struct {
-	s    *libvirt.Stream
-	once sync.Once
-}
-
-func (cs *consoleStream) Read(p []byte) (int, error) {
-	n, err := cs.s.Recv(p)
-	if n < 0 { // only non-blocking streams return -2/-3
-		return 0, nil
-	}
-	return n, err
-}
-
-func (cs *consoleStream) Write(p []byte) (int, error) {
-	total := 0
-	for total < len(p) {
-		n, err := cs.s.Send(p[total:])
-		if err != nil {
-			return total, err
-		}
-		if n > 0 {
-			total += n
-		}
-	}
-	return total, nil
-}
-
-func (cs *consoleStream) Close() error {
-	var err error
-	cs.once.Do(func() {
-		_ = cs.s.Abort()
-		err = cs.s.Free()
-	})
-	return err
 }
 
 // Watch implements Inspector: domain lifecycle events and the connection's
