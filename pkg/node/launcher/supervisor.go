@@ -84,12 +84,16 @@ func becomeSubreaper() error {
 
 // start runs argv[0] with argv and the launcher's environment, stdout and stderr.
 func (s *supervisor) start(name string, argv []string) (*child, error) {
+	null, err := devNull()
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   os.Environ(),
-		Files: []uintptr{devNull(), 1, 2},
+		Files: []uintptr{null.Fd(), 1, 2},
 		// Its own process group: a terminal's ^C reaches the launcher, which stops the daemons
 		// in order, rather than every process at once.
 		Sys: &syscall.SysProcAttr{Setpgid: true},
@@ -103,16 +107,11 @@ func (s *supervisor) start(name string, argv []string) (*child, error) {
 	return c, nil
 }
 
-// devNullFD is /dev/null opened once for the children's stdin.
-var devNullFD = sync.OnceValue(func() uintptr {
-	f, err := os.Open(os.DevNull)
-	if err != nil {
-		return 0
-	}
-	return f.Fd()
-})
-
-func devNull() uintptr { return devNullFD() }
+// devNull is /dev/null, opened once for the children's stdin. The *os.File stays referenced
+// here for the life of the process: a dropped one is closed by its cleanup after a garbage
+// collection, and the next fork would hand the child whatever reused that descriptor's number
+// (once the write end of ForkExec's own status pipe, and ForkExec waited forever).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // run reaps children until ctx ends: on every SIGCHLD, and every second in case a signal was
 // coalesced with another.

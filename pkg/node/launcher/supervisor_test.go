@@ -3,6 +3,7 @@ package launcher
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -130,4 +131,41 @@ func procState(pid int) string {
 		}
 	}
 	return "?"
+}
+
+// TestSupervisorStdinStaysDevNull: every child gets /dev/null as its stdin, also after garbage
+// collections. The descriptor is opened once; had its *os.File been dropped, the file's cleanup
+// would close it, and a later fork would hand the child whatever reused that number (a hung
+// ForkExec was seen: the child kept the write end of ForkExec's own status pipe open).
+func TestSupervisorStdinStaysDevNull(t *testing.T) {
+	s := startSupervisor(t)
+	dir := t.TempDir()
+	for i := range 3 {
+		out := filepath.Join(dir, strconv.Itoa(i))
+		c, err := s.start("stdin", []string{"/bin/sh", "-c", "readlink /proc/self/fd/0 > " + out})
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if !waitDone(c.done, 5*time.Second) {
+			t.Fatalf("%s not reaped", c)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(data)); got != os.DevNull {
+			t.Fatalf("start %d: the child's stdin is %q, want %s", i, got, os.DevNull)
+		}
+		// Let collections run, and the cleanups of unreachable files with them; then open and
+		// close a few descriptors so that a freed number would be taken again.
+		for range 3 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		for range 4 {
+			if f, err := os.Open(dir); err == nil {
+				defer f.Close()
+			}
+		}
+	}
 }
