@@ -102,7 +102,7 @@ func TestVMLifecycle(t *testing.T) {
 		{name: "start rerun failed", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Failed}, action: "start", wantCode: 409, wantMsg: "failed state"},
 		{name: "start once without instance", state: vmState{runStrategy: once}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "Once", Requests: []request{{Action: start}}}},
 		{name: "start once after it ran", state: vmState{runStrategy: once, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 409, wantMsg: "Once does not support"},
-		{name: "start paused", state: vmState{runStrategy: halted}, action: "start", body: `{"paused":true}`, wantCode: 422, wantMsg: "paused start is not supported yet"},
+		{name: "start paused", state: vmState{runStrategy: halted}, action: "start", body: `{"paused":true}`, wantCode: 422, wantMsg: "set spec.template.spec.startStrategy: Paused instead"},
 		{name: "start dry run (query)", state: vmState{runStrategy: halted}, action: "start", query: "?dryRun=All", wantCode: 202},
 		{name: "start dry run (body)", state: vmState{runStrategy: manual}, action: "start", body: `{"dryRun":["All"]}`, wantCode: 202},
 		// stop

@@ -208,7 +208,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if _, err := a.cfg.Store.Put(rec); err != nil {
 		return rec, err
 	}
-	if err := l.conn.Start(rec.Domain); err != nil {
+	if err := l.conn.Start(rec.Domain, startsPaused(vmi)); err != nil {
 		rec.Started, rec.StartedAt = false, nil
 		if _, perr := a.cfg.Store.Put(rec); perr != nil {
 			logger.Error(perr, "Checkpointing the failed start")
@@ -227,6 +227,12 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	}
 	logger.Info("Domain started", kv...)
 	return rec, nil
+}
+
+// startsPaused tells whether the VMI's guest starts with its vCPUs paused (startStrategy
+// Paused): the instance is Running with the Paused condition until it is unpaused.
+func startsPaused(vmi *kubevirtv1.VirtualMachineInstance) bool {
+	return vmi.Spec.StartStrategy != nil && *vmi.Spec.StartStrategy == kubevirtv1.StartStrategyPaused
 }
 
 // shutdown asks the guest to power off once, and destroys it when the grace

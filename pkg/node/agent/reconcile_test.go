@@ -428,6 +428,54 @@ func TestPauseUnpause(t *testing.T) {
 	}
 }
 
+// A VMI with startStrategy Paused is started with paused vCPUs: Running with the Paused
+// condition (paused by the user, as KubeVirt reports it), not Ready, until it is unpaused.
+func TestStartPaused(t *testing.T) {
+	e := newEnv(t)
+	vmi := scheduledVMI()
+	paused := kubevirtv1.StartStrategyPaused
+	vmi.Spec.StartStrategy = &paused
+	e.addVMI(vmi)
+	e.addLauncher(true)
+	e.sync()
+	if d := e.daemon.Domain(domain); d == nil || d.Info.State != virt.StatePaused || d.Info.Reason != virt.ReasonUser {
+		t.Fatalf("domain after the start: %+v, want paused by the user", d.Info)
+	}
+	if got := e.getVMI().Status.Phase; got != kubevirtv1.Running {
+		t.Errorf("phase %s, want Running", got)
+	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstancePaused); c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonPausedByUser {
+		t.Errorf("Paused condition %+v, want True, %s", c, ReasonPausedByUser)
+	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("Ready condition %+v, want False while paused", c)
+	}
+	if err := e.agent.Unpause(t.Context(), ns, vmName, vmUID); err != nil {
+		t.Fatalf("unpause: %v", err)
+	}
+	e.sync()
+	if d := e.daemon.Domain(domain); d.Info.State != virt.StateRunning {
+		t.Errorf("domain after the unpause: %+v, want running", d.Info)
+	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstancePaused); c != nil {
+		t.Errorf("Paused condition after the unpause: %+v", c)
+	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("Ready condition %+v after the unpause, want True", c)
+	}
+}
+
+// The default start runs the vCPUs at once.
+func TestStartRunsTheGuest(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.sync()
+	if d := e.daemon.Domain(domain); d == nil || d.Info.State != virt.StateRunning {
+		t.Fatalf("domain after the start: %+v, want running", d.Info)
+	}
+}
+
 func TestConsoleAndVNCNeedARunningDomain(t *testing.T) {
 	e := newEnv(t)
 	e.addVMI(scheduledVMI())

@@ -96,8 +96,5 @@ func unsupportedSpec(vmi *kubevirtv1.VirtualMachineInstance) field.ErrorList {
 	if spec.Domain.LaunchSecurity != nil {
 		errs = append(errs, field.Forbidden(p.Child("domain", "launchSecurity"), "confidential computing is not supported"))
 	}
-	if spec.StartStrategy != nil && *spec.StartStrategy == kubevirtv1.StartStrategyPaused {
-		errs = append(errs, field.Forbidden(p.Child("startStrategy"), "starting paused is not supported"))
-	}
 	return errs
 }

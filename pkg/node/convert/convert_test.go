@@ -65,8 +65,6 @@ func TestConvertErrors(t *testing.T) {
 			v.Spec.Domain.CPU = &kubevirtv1.CPU{DedicatedCPUPlacement: true}
 			v.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: "missing"}}
 			v.Spec.Domain.LaunchSecurity = &kubevirtv1.LaunchSecurity{}
-			paused := kubevirtv1.StartStrategyPaused
-			v.Spec.StartStrategy = &paused
 			return v
 		},
 		want: []string{
@@ -75,7 +73,6 @@ func TestConvertErrors(t *testing.T) {
 			"spec.domain.cpu.dedicatedCpuPlacement",
 			"spec.domain.devices.disks[0].name",
 			"spec.domain.launchSecurity",
-			"spec.startStrategy",
 		},
 	}}
 	for _, tc := range tests {

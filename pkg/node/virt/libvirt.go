@@ -105,8 +105,12 @@ func (c *libvirtConn) Define(xml []byte) error {
 }
 
 // Start implements Lifecycle.
-func (c *libvirtConn) Start(name string) error {
-	return c.do(name, "starting", func(d *libvirt.Domain) error { return d.Create() })
+func (c *libvirtConn) Start(name string, paused bool) error {
+	flags := libvirt.DOMAIN_NONE
+	if paused {
+		flags = libvirt.DOMAIN_START_PAUSED
+	}
+	return c.do(name, "starting", func(d *libvirt.Domain) error { return d.CreateWithFlags(flags) })
 }
 
 // Shutdown implements Lifecycle.

@@ -132,8 +132,9 @@ type Event struct {
 type Lifecycle interface {
 	// Define creates or replaces the persistent definition from domain XML.
 	Define(xml []byte) error
-	// Start boots a defined domain.
-	Start(name string) error
+	// Start boots a defined domain; paused starts QEMU with the vCPUs paused (libvirt
+	// reports the domain paused by the user), for the VMI's startStrategy Paused.
+	Start(name string, paused bool) error
 	// Shutdown asks the guest to power off (ACPI power button).
 	Shutdown(name string) error
 	// Destroy kills QEMU at once.

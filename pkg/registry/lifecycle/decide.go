@@ -122,7 +122,7 @@ func ptrBool(b bool) *bool { return &b }
 func PlanStart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance, opts *kubevirtv1.StartOptions) (Plan, error) {
 	if opts.Paused {
 		return Plan{}, apierrors.NewInvalid(kubevirtv1.Kind("StartOptions"), vm.Name, field.ErrorList{
-			field.Forbidden(field.NewPath("paused"), "paused start is not supported yet")})
+			field.Forbidden(field.NewPath("paused"), "a paused start through the start request is not supported; set spec.template.spec.startStrategy: Paused instead")})
 	}
 	strategy, _, err := RunStrategy(vm)
 	if err != nil {

@@ -412,8 +412,12 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	}
 
 	p := startPod(t, launcher, disk)
+	// The guest starts paused (startStrategy Paused) and boots once unpaused.
+	vmi := demoVMI()
+	paused := kubevirtv1.StartStrategyPaused
+	vmi.Spec.StartStrategy = &paused
 	w := &world{
-		kv: kvfake.NewSimpleClientset(demoVMI()),
+		kv: kvfake.NewSimpleClientset(vmi),
 		kube: kubefake.NewClientset(&corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "virt-launcher-demo-x1y2z", UID: podUID,
 				Labels: map[string]string{kubevirtv1.AppLabel: "virt-launcher", kubevirtv1.CreatedByLabel: string(vmiUID)}},
@@ -437,6 +441,21 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	if ifs := w.vmi(t).Status.Interfaces; len(ifs) != 1 || ifs[0].IP != podIP {
 		t.Errorf("status.interfaces = %+v, want the pod IP %s on interface default", ifs, podIP)
 	}
+	waitFor(t, 20*time.Second, "the Paused condition of the paused start", func() bool {
+		return w.condition(t, kubevirtv1.VirtualMachineInstancePaused) == corev1.ConditionTrue
+	})
+	// Paused vCPUs run nothing, not even the firmware: the serial log stays empty.
+	time.Sleep(2 * time.Second)
+	if b, _ := os.ReadFile(filepath.Join(p.private, "serial.log")); len(bytes.TrimSpace(b)) != 0 {
+		t.Errorf("the guest of a paused start wrote to its serial port: %q", b)
+	}
+	if err := w.agent.Unpause(ctx, ns, vmiName, vmiUID); err != nil {
+		t.Fatalf("unpausing the paused start: %v", err)
+	}
+	waitFor(t, 20*time.Second, "the Paused condition gone after the unpause", func() bool {
+		return w.condition(t, kubevirtv1.VirtualMachineInstancePaused) == ""
+	})
+	t0 = time.Now()
 	waitFor(t, 120*time.Second, "the banner in the serial log", func() bool {
 		b, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
 		return bytes.Contains(b, []byte(banner))

@@ -63,9 +63,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.launchSecurity": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.LaunchSecurity = &kubevirtv1.LaunchSecurity{SEV: &kubevirtv1.SEV{}}
 	},
-	"spec.startStrategy": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.StartStrategy = ptr(kubevirtv1.StartStrategyPaused)
-	},
 	"spec.livenessProbe": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.LivenessProbe = &kubevirtv1.Probe{Handler: kubevirtv1.Handler{GuestAgentPing: &kubevirtv1.GuestAgentPing{}}}
 	},

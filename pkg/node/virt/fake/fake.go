@@ -182,7 +182,7 @@ func (c *conn) Define(x []byte) error {
 	return nil
 }
 
-func (c *conn) Start(name string) error {
+func (c *conn) Start(name string, paused bool) error {
 	return c.change("Start", name, func(dom *Domain) error {
 		if dom.Info.Active() {
 			return fmt.Errorf("domain %s is already active", name)
@@ -195,6 +195,10 @@ func (c *conn) Start(name string) error {
 		c.d.nextPID++
 		dom.PID = c.d.nextPID
 		dom.Info.State, dom.Info.Reason = virt.StateRunning, virt.ReasonUnknown
+		if paused {
+			// As libvirt: a domain started paused is paused by the user.
+			dom.Info.State, dom.Info.Reason = virt.StatePaused, virt.ReasonUser
+		}
 		return nil
 	})
 }
