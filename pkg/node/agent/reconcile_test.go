@@ -108,6 +108,10 @@ func TestStartReportsRunningAtOnce(t *testing.T) {
 	if n := e.writeCount(); n != 1 {
 		t.Errorf("%d status writes for the start, want 1", n)
 	}
+	// Without a start strategy the vCPUs run at once.
+	if d := e.daemon.Domain(domain); d == nil || d.Info.State != virt.StateRunning {
+		t.Errorf("domain after the start: %+v, want running", d)
+	}
 }
 
 // The guest agent of a guest that has just been started cannot answer: it is
@@ -439,7 +443,7 @@ func TestStartPaused(t *testing.T) {
 	e.addLauncher(true)
 	e.sync()
 	if d := e.daemon.Domain(domain); d == nil || d.Info.State != virt.StatePaused || d.Info.Reason != virt.ReasonUser {
-		t.Fatalf("domain after the start: %+v, want paused by the user", d.Info)
+		t.Fatalf("domain after the start: %+v, want paused by the user", d)
 	}
 	if got := e.getVMI().Status.Phase; got != kubevirtv1.Running {
 		t.Errorf("phase %s, want Running", got)
@@ -462,17 +466,6 @@ func TestStartPaused(t *testing.T) {
 	}
 	if c := e.condition(kubevirtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("Ready condition %+v after the unpause, want True", c)
-	}
-}
-
-// The default start runs the vCPUs at once.
-func TestStartRunsTheGuest(t *testing.T) {
-	e := newEnv(t)
-	e.addVMI(scheduledVMI())
-	e.addLauncher(true)
-	e.sync()
-	if d := e.daemon.Domain(domain); d == nil || d.Info.State != virt.StateRunning {
-		t.Fatalf("domain after the start: %+v, want running", d.Info)
 	}
 }
 
