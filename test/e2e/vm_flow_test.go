@@ -319,6 +319,25 @@ func TestVMFlow(t *testing.T) {
 	f.cli.run("stop", demoVM)
 	f.goneWithPods(demoVM, vmi3.UID)
 
+	// start --paused (Halted → Always with a paused start request) → an instance with
+	// startStrategy Paused, Running with the Paused condition; unpause lets it boot.
+	f.cli.run("start", demoVM, "--paused")
+	vmi4, _ := f.running(demoVM, vmi3.UID)
+	if s := vmi4.Spec.StartStrategy; s == nil || *s != kubevirtv1.StartStrategyPaused {
+		t.Errorf("the instance of start --paused has startStrategy %v, want Paused", s)
+	}
+	f.waitFor("condition Paused=True after start --paused", controllerTimeout, func() (bool, error) {
+		s, err := f.condition(demoVM, kubevirtv1.VirtualMachineInstancePaused)
+		return s == corev1.ConditionTrue, err
+	})
+	f.cli.run("unpause", "vm", demoVM)
+	f.waitFor("condition Paused gone after the unpause", controllerTimeout, func() (bool, error) {
+		s, err := f.condition(demoVM, kubevirtv1.VirtualMachineInstancePaused)
+		return err == nil && s != corev1.ConditionTrue, err
+	})
+	f.cli.run("stop", demoVM)
+	f.goneWithPods(demoVM, vmi4.UID)
+
 	// A deleted standalone instance: its pod goes too.
 	vm := e.demoVM(kubevirtv1.RunStrategyManual)
 	standalone := &kubevirtv1.VirtualMachineInstance{

@@ -21,6 +21,8 @@ import (
 type request struct {
 	Action kubevirtv1.StateChangeRequestAction
 	UID    bool
+	// Paused: a start request with KubeVirt's "paused" data (virtctl start --paused).
+	Paused bool
 }
 
 // vmOutcome is what the test reads back from the VM.
@@ -40,7 +42,7 @@ func outcomeOf(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInst
 		o.RunStrategy = "-"
 	}
 	for _, r := range vm.Status.StateChangeRequests {
-		req := request{Action: r.Action}
+		req := request{Action: r.Action, Paused: r.Data[kubevirtv1.StartRequestDataPausedKey] == kubevirtv1.StartRequestDataPausedTrue}
 		if r.UID != nil {
 			req.UID = vmi != nil && *r.UID == vmi.UID
 			if !req.UID {
@@ -91,18 +93,19 @@ func TestVMLifecycle(t *testing.T) {
 		{name: "start legacy running=false", state: vmState{running: ptr(false)}, action: "start", body: "{}", wantCode: 202, want: &vmOutcome{RunStrategy: "running=true"}},
 		{name: "start with neither field", state: vmState{}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "running=true"}},
 		{name: "start manual", state: vmState{runStrategy: manual}, action: "start", body: `{"paused":false}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: start}}}},
-		{name: "start manual after it finished", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{stop, true}, {Action: start}}}},
+		{name: "start manual after it finished", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
 		{name: "start manual while a request is pending", state: vmState{runStrategy: manual, pending: []kubevirtv1.StateChangeRequestAction{start}}, action: "start", wantCode: 409, wantMsg: "already underway"},
 		{name: "start always running", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "start", wantCode: 409, wantMsg: "VM is already running"},
 		{name: "start always scheduling", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Scheduling}, action: "start", wantCode: 409, wantMsg: "VM is already running"},
 		{name: "start always without instance", state: vmState{runStrategy: always}, action: "start", wantCode: 409, wantMsg: "Always does not support manual start requests"},
 		{name: "start rerun running", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Running}, action: "start", wantCode: 409, wantMsg: "VM is already running"},
 		{name: "start rerun without instance", state: vmState{runStrategy: rerun}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "RerunOnFailure", Requests: []request{{Action: start}}}},
-		{name: "start rerun succeeded", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "RerunOnFailure", Requests: []request{{stop, true}, {Action: start}}}},
+		{name: "start rerun succeeded", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "RerunOnFailure", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
 		{name: "start rerun failed", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Failed}, action: "start", wantCode: 409, wantMsg: "failed state"},
 		{name: "start once without instance", state: vmState{runStrategy: once}, action: "start", wantCode: 202, want: &vmOutcome{RunStrategy: "Once", Requests: []request{{Action: start}}}},
 		{name: "start once after it ran", state: vmState{runStrategy: once, vmiPhase: kubevirtv1.Succeeded}, action: "start", wantCode: 409, wantMsg: "Once does not support"},
-		{name: "start paused", state: vmState{runStrategy: halted}, action: "start", body: `{"paused":true}`, wantCode: 422, wantMsg: "set spec.template.spec.startStrategy: Paused instead"},
+		{name: "start paused halted", state: vmState{runStrategy: halted}, action: "start", body: `{"paused":true}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Always", Requests: []request{{Action: start, Paused: true}}}},
+		{name: "start paused manual", state: vmState{runStrategy: manual}, action: "start", body: `{"paused":true}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: start, Paused: true}}}},
 		{name: "start dry run (query)", state: vmState{runStrategy: halted}, action: "start", query: "?dryRun=All", wantCode: 202},
 		{name: "start dry run (body)", state: vmState{runStrategy: manual}, action: "start", body: `{"dryRun":["All"]}`, wantCode: 202},
 		// stop
@@ -111,22 +114,22 @@ func TestVMLifecycle(t *testing.T) {
 		{name: "stop legacy running=true", state: vmState{running: ptr(true), vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "running=false"}},
 		{name: "stop rerun", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Halted"}},
 		{name: "stop once", state: vmState{runStrategy: once, vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Halted"}},
-		{name: "stop manual", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{stop, true}}}},
-		{name: "stop manual replaces a pending start", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Scheduled, pending: []kubevirtv1.StateChangeRequestAction{start}}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{stop, true}}}},
+		{name: "stop manual", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: stop, UID: true}}}},
+		{name: "stop manual replaces a pending start", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Scheduled, pending: []kubevirtv1.StateChangeRequestAction{start}}, action: "stop", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: stop, UID: true}}}},
 		{name: "stop manual without instance", state: vmState{runStrategy: manual}, action: "stop", wantCode: 409, wantMsg: "VM is not running"},
 		{name: "stop manual finished instance", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Failed}, action: "stop", wantCode: 409, wantMsg: "VM is not running"},
 		{name: "stop halted", state: vmState{runStrategy: halted}, action: "stop", wantCode: 409, wantMsg: "VM is not running"},
 		{name: "stop halted while stopping", state: vmState{runStrategy: halted, vmiPhase: kubevirtv1.Running}, action: "stop", wantCode: 409, wantMsg: "shorter graceperiod"},
 		{name: "stop with grace period deletes the instance", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":5}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Halted"}, vmiGone: true},
-		{name: "stop halted with a shorter grace period", state: vmState{runStrategy: halted, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":3}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Halted", Requests: []request{{stop, true}}}, vmiGone: true},
+		{name: "stop halted with a shorter grace period", state: vmState{runStrategy: halted, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":3}`, wantCode: 202, want: &vmOutcome{RunStrategy: "Halted", Requests: []request{{Action: stop, UID: true}}}, vmiGone: true},
 		{name: "stop negative grace period", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":-1}`, wantCode: 400},
 		{name: "force stop needs the Kubernetes API", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":0}`, wantCode: 503, wantMsg: "Kubernetes API"},
 		{name: "stop dry run", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Running}, action: "stop", body: `{"gracePeriod":1,"dryRun":["All"]}`, wantCode: 202},
 		// restart
-		{name: "restart always", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "Always", Requests: []request{{stop, true}, {Action: start}}}},
-		{name: "restart manual", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Running}, action: "restart", body: "{}", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{stop, true}, {Action: start}}}},
-		{name: "restart rerun", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "RerunOnFailure", Requests: []request{{stop, true}, {Action: start}}}},
-		{name: "restart once", state: vmState{runStrategy: once, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "Once", Requests: []request{{stop, true}, {Action: start}}}},
+		{name: "restart always", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "Always", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
+		{name: "restart manual", state: vmState{runStrategy: manual, vmiPhase: kubevirtv1.Running}, action: "restart", body: "{}", wantCode: 202, want: &vmOutcome{RunStrategy: "Manual", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
+		{name: "restart rerun", state: vmState{runStrategy: rerun, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "RerunOnFailure", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
+		{name: "restart once", state: vmState{runStrategy: once, vmiPhase: kubevirtv1.Running}, action: "restart", wantCode: 202, want: &vmOutcome{RunStrategy: "Once", Requests: []request{{Action: stop, UID: true}, {Action: start}}}},
 		{name: "restart without instance", state: vmState{runStrategy: always}, action: "restart", wantCode: 409, wantMsg: "VM is not running"},
 		{name: "restart halted", state: vmState{runStrategy: halted}, action: "restart", wantCode: 409, wantMsg: "does not support manual restart"},
 		{name: "restart while a request is pending", state: vmState{runStrategy: always, vmiPhase: kubevirtv1.Running, pending: []kubevirtv1.StateChangeRequestAction{stop}}, action: "restart", wantCode: 409, wantMsg: "already underway"},

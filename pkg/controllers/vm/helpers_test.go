@@ -56,6 +56,13 @@ func start() kubevirtv1.VirtualMachineStateChangeRequest {
 	return kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StartRequest}
 }
 
+// startPaused is the start request of virtctl start --paused.
+func startPaused() kubevirtv1.VirtualMachineStateChangeRequest {
+	r := start()
+	r.Data = map[string]string{kubevirtv1.StartRequestDataPausedKey: kubevirtv1.StartRequestDataPausedTrue}
+	return r
+}
+
 func stop(uid types.UID) kubevirtv1.VirtualMachineStateChangeRequest {
 	r := kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StopRequest}
 	if uid != "" {

@@ -205,7 +205,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 			c.expectations.ExpectDeletion(key, claimed.vmi.UID)
 		}
 		var reason string
-		in.vmi, reason, in.syncErr = c.instances.execute(ctx, vm, claimed.vmi, p.action, metav1.NewTime(now))
+		in.vmi, reason, in.syncErr = c.instances.execute(ctx, vm, claimed.vmi, p.action, p.startPaused, metav1.NewTime(now))
 		if in.syncErr != nil {
 			// The awaited event will never come.
 			if p.action == actCreate {

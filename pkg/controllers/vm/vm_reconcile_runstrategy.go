@@ -32,6 +32,14 @@ type plan struct {
 	requests []kubevirtv1.VirtualMachineStateChangeRequest
 	// requeueAfter asks for another sync when a start back-off ends.
 	requeueAfter time.Duration
+	// startPaused creates the instance with startStrategy Paused (a start request with
+	// KubeVirt's "paused" data: virtctl start --paused).
+	startPaused bool
+}
+
+// pausedStart tells whether a start request asks for a paused start.
+func pausedStart(req kubevirtv1.VirtualMachineStateChangeRequest) bool {
+	return req.Data[kubevirtv1.StartRequestDataPausedKey] == kubevirtv1.StartRequestDataPausedTrue
 }
 
 // RunStrategy is the effective run strategy: spec.runStrategy, else the legacy spec.running
@@ -90,6 +98,11 @@ func decide(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstanc
 			return p
 		case kubevirtv1.StartRequest:
 			switch {
+			case strategy == kubevirtv1.RunStrategyHalted && pausedStart(req):
+				// The start subresource writes a paused start before it turns Halted into
+				// Always: keep it for then.
+				p.requests = requests
+				return p
 			case strategy == kubevirtv1.RunStrategyHalted:
 				// Halted keeps no instance; the start subresource turns Halted into Always instead.
 				requests = requests[1:]
@@ -99,7 +112,7 @@ func decide(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstanc
 					p.requests, p.requeueAfter = requests, left
 					return p
 				}
-				p.action, p.requests = actCreate, requests[1:]
+				p.action, p.requests, p.startPaused = actCreate, requests[1:], pausedStart(req)
 				return p
 			case vmis.IsTerminating(vmi):
 				// Fencing: wait until the old instance is gone.

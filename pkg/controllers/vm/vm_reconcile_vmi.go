@@ -110,8 +110,9 @@ func newInstance(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstan
 
 // execute performs the plan's action. It returns the instance as it is afterwards (the created
 // one; the deleted one marked as being deleted) and, on failure, the error and its reason.
+// paused creates the instance with startStrategy Paused.
 func (a *instanceAPI) execute(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance,
-	act action, now metav1.Time) (*kubevirtv1.VirtualMachineInstance, string, error) {
+	act action, paused bool, now metav1.Time) (*kubevirtv1.VirtualMachineInstance, string, error) {
 	logger := klog.FromContext(ctx)
 	switch act {
 	case actCreate:
@@ -120,7 +121,12 @@ func (a *instanceAPI) execute(ctx context.Context, vm *kubevirtv1.VirtualMachine
 			a.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+err.Error())
 			return nil, ReasonFailedCreate, err
 		}
-		created, err := a.create(ctx, newInstance(vm))
+		instance := newInstance(vm)
+		if paused {
+			s := kubevirtv1.StartStrategyPaused
+			instance.Spec.StartStrategy = &s
+		}
+		created, err := a.create(ctx, instance)
 		if err != nil {
 			a.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+err.Error())
 			return nil, ReasonFailedCreate, err

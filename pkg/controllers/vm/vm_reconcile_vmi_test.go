@@ -134,6 +134,7 @@ func TestExecute(t *testing.T) {
 	tests := []struct {
 		name       string
 		act        action
+		paused     bool
 		vm         *kubevirtv1.VirtualMachine
 		vmi        *kubevirtv1.VirtualMachineInstance
 		stub       stubAPI
@@ -144,6 +145,8 @@ func TestExecute(t *testing.T) {
 	}{
 		{name: "nothing", act: actNone, vm: newVM(), vmi: newVMI(kubevirtv1.Running), wantVMI: true},
 		{name: "create", act: actCreate, vm: newVM(), wantVMI: true,
+			wantEvents: []string{"Normal SuccessfulCreate Started the virtual machine by creating the new virtual machine instance vm-cirros"}},
+		{name: "create paused", act: actCreate, paused: true, vm: newVM(), wantVMI: true,
 			wantEvents: []string{"Normal SuccessfulCreate Started the virtual machine by creating the new virtual machine instance vm-cirros"}},
 		{name: "create fails", act: actCreate, vm: newVM(), stub: stubAPI{createErr: errors.New("quota")}, wantReason: ReasonFailedCreate,
 			wantEvents: []string{"Warning FailedCreate Error creating virtual machine instance: quota"}},
@@ -159,7 +162,7 @@ func TestExecute(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.stub
-			got, reason, err := s.api().execute(context.Background(), tc.vm, tc.vmi, tc.act, metav1.NewTime(testNow))
+			got, reason, err := s.api().execute(context.Background(), tc.vm, tc.vmi, tc.act, tc.paused, metav1.NewTime(testNow))
 			if (got != nil) != tc.wantVMI {
 				t.Errorf("instance = %v, want one: %v", got, tc.wantVMI)
 			}
@@ -174,6 +177,12 @@ func TestExecute(t *testing.T) {
 			}
 			if tc.vmi != nil && tc.vmi.DeletionTimestamp != nil {
 				t.Error("execute modified the cached instance")
+			}
+			if tc.act == actCreate && got != nil {
+				paused := got.Spec.StartStrategy != nil && *got.Spec.StartStrategy == kubevirtv1.StartStrategyPaused
+				if paused != tc.paused {
+					t.Errorf("created instance's startStrategy %v, want paused: %v", got.Spec.StartStrategy, tc.paused)
+				}
 			}
 		})
 	}

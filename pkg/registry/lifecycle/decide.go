@@ -14,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
@@ -39,6 +38,9 @@ type Plan struct {
 	// Requests, when WriteRequests is set, is the complete new status.stateChangeRequests.
 	Requests      []kubevirtv1.VirtualMachineStateChangeRequest
 	WriteRequests bool
+	// RequestsFirst writes the requests before the run strategy: a paused start of a Halted VM
+	// must be pending before the VM controller sees Always, or it would start the guest running.
+	RequestsFirst bool
 	// DeleteInstance deletes the instance (UID InstanceUID) with this grace period in seconds.
 	DeleteInstance *int64
 	// DeletePods force-deletes the launcher pods of InstanceUID (grace period 0).
@@ -95,8 +97,14 @@ func stopRequest(vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMachi
 	return kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StopRequest, UID: &uid}
 }
 
-func startRequest() kubevirtv1.VirtualMachineStateChangeRequest {
-	return kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StartRequest}
+// startRequest asks the VM controller for an instance; a paused one gets startStrategy Paused
+// (KubeVirt's request data "paused": "true").
+func startRequest(paused bool) kubevirtv1.VirtualMachineStateChangeRequest {
+	r := kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StartRequest}
+	if paused {
+		r.Data = map[string]string{kubevirtv1.StartRequestDataPausedKey: kubevirtv1.StartRequestDataPausedTrue}
+	}
+	return r
 }
 
 // withRequests merges new requests into the pending ones the way KubeVirt does: they are
@@ -120,10 +128,7 @@ func ptrBool(b bool) *bool { return &b }
 
 // PlanStart decides a start request.
 func PlanStart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance, opts *kubevirtv1.StartOptions) (Plan, error) {
-	if opts.Paused {
-		return Plan{}, apierrors.NewInvalid(kubevirtv1.Kind("StartOptions"), vm.Name, field.ErrorList{
-			field.Forbidden(field.NewPath("paused"), "a paused start through the start request is not supported; set spec.template.spec.startStrategy: Paused instead")})
-	}
+	paused := opts.Paused
 	strategy, _, err := RunStrategy(vm)
 	if err != nil {
 		return Plan{}, err
@@ -133,24 +138,29 @@ func PlanStart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInst
 	}
 	switch strategy {
 	case kubevirtv1.RunStrategyHalted:
+		if paused {
+			// As KubeVirt: the VM becomes Always, and the pending paused start makes its
+			// instance start paused.
+			return withRequests(vm, Plan{SetRunning: ptrBool(true), RequestsFirst: true}, startRequest(true))
+		}
 		return Plan{SetRunning: ptrBool(true)}, nil
 	case kubevirtv1.RunStrategyManual:
 		if vmi != nil && isFinal(vmi) {
 			// The finished instance must go before a new one can start (fencing).
-			return withRequests(vm, Plan{InstanceUID: vmi.UID}, stopRequest(vmi), startRequest())
+			return withRequests(vm, Plan{InstanceUID: vmi.UID}, stopRequest(vmi), startRequest(paused))
 		}
-		return withRequests(vm, Plan{}, startRequest())
+		return withRequests(vm, Plan{}, startRequest(paused))
 	case kubevirtv1.RunStrategyRerunOnFailure:
 		if vmi != nil && vmi.Status.Phase == kubevirtv1.Failed {
 			return Plan{}, conflict(vm, "%s does not support starting VM from failed state", strategy)
 		}
 		if vmi != nil && vmi.Status.Phase == kubevirtv1.Succeeded {
-			return withRequests(vm, Plan{InstanceUID: vmi.UID}, stopRequest(vmi), startRequest())
+			return withRequests(vm, Plan{InstanceUID: vmi.UID}, stopRequest(vmi), startRequest(paused))
 		}
-		return withRequests(vm, Plan{}, startRequest())
+		return withRequests(vm, Plan{}, startRequest(paused))
 	case kubevirtv1.RunStrategyOnce:
 		if vmi == nil {
-			return withRequests(vm, Plan{}, startRequest())
+			return withRequests(vm, Plan{}, startRequest(paused))
 		}
 		return Plan{}, conflict(vm, "%s does not support manual start requests", strategy)
 	default: // Always, WaitAsReceiver
@@ -235,7 +245,7 @@ func PlanRestart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineIn
 		return Plan{}, conflict(vm, msgNotRunning)
 	}
 	plan := Plan{InstanceUID: vmi.UID, DeletePods: opts.GracePeriodSeconds != nil}
-	return withRequests(vm, plan, stopRequest(vmi), startRequest())
+	return withRequests(vm, plan, stopRequest(vmi), startRequest(false))
 }
 
 // PlanMigrate decides a migrate request: only a running instance can move.

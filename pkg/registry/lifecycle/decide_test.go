@@ -117,9 +117,26 @@ func TestPlanStart(t *testing.T) {
 	runPlanCases(t, cases, func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (Plan, error) {
 		return PlanStart(vm, vmi, &kubevirtv1.StartOptions{})
 	})
-	if _, err := PlanStart(vmWith(kubevirtv1.RunStrategyHalted), nil, &kubevirtv1.StartOptions{Paused: true}); !apierrors.IsInvalid(err) {
-		t.Errorf("paused start: %v, want 422", err)
+
+	// virtctl start --paused: the start request carries KubeVirt's "paused" data; a Halted VM
+	// becomes Always with that request pending, written before the run strategy.
+	reqPaused := kubevirtv1.VirtualMachineStateChangeRequest{Action: kubevirtv1.StartRequest,
+		Data: map[string]string{kubevirtv1.StartRequestDataPausedKey: kubevirtv1.StartRequestDataPausedTrue}}
+	paused := []planCase{
+		{name: "paused halted", vm: vmWith(kubevirtv1.RunStrategyHalted),
+			want: Plan{SetRunning: &tr, RequestsFirst: true, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},
+		{name: "paused halted with a pending request", vm: vmWith(kubevirtv1.RunStrategyHalted, kubevirtv1.StartRequest), wantCode: http.StatusConflict},
+		{name: "paused manual", vm: vmWith(kubevirtv1.RunStrategyManual),
+			want: Plan{WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},
+		{name: "paused manual final instance", vm: vmWith(kubevirtv1.RunStrategyManual), vmi: vmiIn(kubevirtv1.Failed),
+			want: Plan{InstanceUID: vmiUID, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqStop, reqPaused}}},
+		{name: "paused rerun", vm: vmWith(kubevirtv1.RunStrategyRerunOnFailure),
+			want: Plan{WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},
+		{name: "paused always running", vm: vmWith(kubevirtv1.RunStrategyAlways), vmi: vmiIn(kubevirtv1.Running), wantCode: http.StatusConflict},
 	}
+	runPlanCases(t, paused, func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (Plan, error) {
+		return PlanStart(vm, vmi, &kubevirtv1.StartOptions{Paused: true})
+	})
 }
 
 func TestPlanStop(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -113,29 +114,44 @@ func (e *Executor) read(ctx context.Context, name string) (*kubevirtv1.VirtualMa
 // the decision was made on.
 func (e *Executor) writeVM(ctx context.Context, vm *kubevirtv1.VirtualMachine, plan Plan, dryRun bool) error {
 	opts := &metav1.UpdateOptions{DryRun: subresource.DryRunOption(dryRun)}
-	if plan.SetRunning != nil {
+	// Each write goes on from the object the previous one returned.
+	next := func(obj runtime.Object) {
+		if v, ok := obj.(*kubevirtv1.VirtualMachine); ok && !dryRun {
+			vm = v
+		}
+	}
+	writeSpec := func() error {
+		if plan.SetRunning == nil {
+			return nil
+		}
 		updated := vm.DeepCopy()
 		setRunning(updated, *plan.SetRunning)
 		obj, _, err := e.VMs.Update(ctx, vm.Name, rest.DefaultUpdatedObjectInfo(updated),
 			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, opts)
-		if err != nil {
-			return err
-		}
-		if next, ok := obj.(*kubevirtv1.VirtualMachine); ok && !dryRun {
-			vm = next
-		}
+		next(obj)
+		return err
 	}
-	if plan.WriteRequests {
+	writeRequests := func() error {
+		if !plan.WriteRequests {
+			return nil
+		}
 		updated := vm.DeepCopy()
 		updated.Status.StateChangeRequests = plan.Requests
 		// A new request starts over: the back-off of earlier failed starts no longer applies.
 		updated.Status.StartFailure = nil
-		if _, _, err := e.VMStatus.Update(ctx, vm.Name, rest.DefaultUpdatedObjectInfo(updated),
-			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, opts); err != nil {
-			return err
-		}
+		obj, _, err := e.VMStatus.Update(ctx, vm.Name, rest.DefaultUpdatedObjectInfo(updated),
+			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, opts)
+		next(obj)
+		return err
 	}
-	return nil
+	first, second := writeSpec, writeRequests
+	if plan.RequestsFirst {
+		first, second = writeRequests, writeSpec
+	}
+	if err := first(); err != nil {
+		return err
+	}
+	return second()
 }
 
 // setRunning rewrites the run strategy in the field the VM uses.

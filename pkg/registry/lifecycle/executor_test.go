@@ -102,6 +102,31 @@ func TestExecutorRetriesConflicts(t *testing.T) {
 	}
 }
 
+// A paused start of a Halted VM writes the pending paused request first and the run strategy
+// second: the VM controller must never see Always without it.
+func TestExecutorPausedStartWritesTheRequestFirst(t *testing.T) {
+	vms := &fakeVMs{vm: vmWith(kubevirtv1.RunStrategyHalted)}
+	e := &Executor{VMs: vms, VMStatus: vms, Instances: &fakeInstances{}}
+	err := e.Run(context.Background(), "ns", "vm", false, func(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) (Plan, error) {
+		return PlanStart(vm, vmi, &kubevirtv1.StartOptions{Paused: true})
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(vms.updates) != 2 {
+		t.Fatalf("%d writes, want 2", len(vms.updates))
+	}
+	first, second := vms.updates[0], vms.updates[1]
+	if len(first.Status.StateChangeRequests) != 1 || *first.Spec.RunStrategy != kubevirtv1.RunStrategyHalted {
+		t.Errorf("first write: requests %v, run strategy %s; want the paused start while still Halted",
+			first.Status.StateChangeRequests, *first.Spec.RunStrategy)
+	}
+	if *second.Spec.RunStrategy != kubevirtv1.RunStrategyAlways || len(second.Status.StateChangeRequests) != 1 {
+		t.Errorf("second write: run strategy %s, requests %v; want Always with the request kept",
+			*second.Spec.RunStrategy, second.Status.StateChangeRequests)
+	}
+}
+
 func TestExecutorDecisionConflictIsNotRetried(t *testing.T) {
 	vms := &fakeVMs{vm: vmWith(kubevirtv1.RunStrategyAlways)}
 	e := &Executor{VMs: vms, VMStatus: vms, Instances: &fakeInstances{vmi: vmiIn(kubevirtv1.Running)}}
