@@ -143,6 +143,11 @@ func PlanStart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInst
 			// instance start paused.
 			return withRequests(vm, Plan{SetRunning: ptrBool(true), RequestsFirst: true}, startRequest(true))
 		}
+		if len(vm.Status.StateChangeRequests) > 0 {
+			// A paused start whose run strategy write failed is still pending: a plain start
+			// drops it first, or the VM would start paused.
+			return Plan{SetRunning: ptrBool(true), WriteRequests: true, RequestsFirst: true}, nil
+		}
 		return Plan{SetRunning: ptrBool(true)}, nil
 	case kubevirtv1.RunStrategyManual:
 		if vmi != nil && isFinal(vmi) {

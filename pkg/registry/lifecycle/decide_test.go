@@ -90,6 +90,8 @@ func TestPlanStart(t *testing.T) {
 		{name: "no strategy at all", vm: vmWith(""), want: Plan{SetRunning: &tr}},
 		{name: "halted with final instance", vm: vmWith(kubevirtv1.RunStrategyHalted), vmi: vmiIn(kubevirtv1.Succeeded), want: Plan{SetRunning: &tr}},
 		{name: "halted with running instance", vm: vmWith(kubevirtv1.RunStrategyHalted), vmi: vmiIn(kubevirtv1.Running), wantCode: http.StatusConflict},
+		{name: "halted with a stale pending request", vm: vmWith(kubevirtv1.RunStrategyHalted, kubevirtv1.StartRequest),
+			want: Plan{SetRunning: &tr, WriteRequests: true, RequestsFirst: true}},
 		{name: "manual", vm: vmWith(kubevirtv1.RunStrategyManual), want: Plan{WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqStart}}},
 		{name: "manual final instance", vm: vmWith(kubevirtv1.RunStrategyManual), vmi: vmiIn(kubevirtv1.Failed),
 			want: Plan{InstanceUID: vmiUID, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqStop, reqStart}}},
