@@ -33,14 +33,12 @@ const (
 // Plan is what one action changes. The zero Plan changes nothing.
 type Plan struct {
 	// SetRunning, when set, rewrites the run strategy: Always/Halted in spec.runStrategy, or
-	// spec.running for VMs that use the legacy field.
+	// spec.running for VMs that use the legacy field. A plan that sets it to running writes its
+	// requests first: the VM controller must not see Always before a paused start is pending.
 	SetRunning *bool
 	// Requests, when WriteRequests is set, is the complete new status.stateChangeRequests.
 	Requests      []kubevirtv1.VirtualMachineStateChangeRequest
 	WriteRequests bool
-	// RequestsFirst writes the requests before the run strategy: a paused start of a Halted VM
-	// must be pending before the VM controller sees Always, or it would start the guest running.
-	RequestsFirst bool
 	// DeleteInstance deletes the instance (UID InstanceUID) with this grace period in seconds.
 	DeleteInstance *int64
 	// DeletePods force-deletes the launcher pods of InstanceUID (grace period 0).
@@ -141,12 +139,12 @@ func PlanStart(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInst
 		if paused {
 			// As KubeVirt: the VM becomes Always, and the pending paused start makes its
 			// instance start paused.
-			return withRequests(vm, Plan{SetRunning: ptrBool(true), RequestsFirst: true}, startRequest(true))
+			return withRequests(vm, Plan{SetRunning: ptrBool(true)}, startRequest(true))
 		}
 		if len(vm.Status.StateChangeRequests) > 0 {
 			// A paused start whose run strategy write failed is still pending: a plain start
 			// drops it first, or the VM would start paused.
-			return Plan{SetRunning: ptrBool(true), WriteRequests: true, RequestsFirst: true}, nil
+			return Plan{SetRunning: ptrBool(true), WriteRequests: true}, nil
 		}
 		return Plan{SetRunning: ptrBool(true)}, nil
 	case kubevirtv1.RunStrategyManual:

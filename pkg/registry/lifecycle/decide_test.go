@@ -91,7 +91,7 @@ func TestPlanStart(t *testing.T) {
 		{name: "halted with final instance", vm: vmWith(kubevirtv1.RunStrategyHalted), vmi: vmiIn(kubevirtv1.Succeeded), want: Plan{SetRunning: &tr}},
 		{name: "halted with running instance", vm: vmWith(kubevirtv1.RunStrategyHalted), vmi: vmiIn(kubevirtv1.Running), wantCode: http.StatusConflict},
 		{name: "halted with a stale pending request", vm: vmWith(kubevirtv1.RunStrategyHalted, kubevirtv1.StartRequest),
-			want: Plan{SetRunning: &tr, WriteRequests: true, RequestsFirst: true}},
+			want: Plan{SetRunning: &tr, WriteRequests: true}},
 		{name: "manual", vm: vmWith(kubevirtv1.RunStrategyManual), want: Plan{WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqStart}}},
 		{name: "manual final instance", vm: vmWith(kubevirtv1.RunStrategyManual), vmi: vmiIn(kubevirtv1.Failed),
 			want: Plan{InstanceUID: vmiUID, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqStop, reqStart}}},
@@ -126,7 +126,7 @@ func TestPlanStart(t *testing.T) {
 		Data: map[string]string{kubevirtv1.StartRequestDataPausedKey: kubevirtv1.StartRequestDataPausedTrue}}
 	paused := []planCase{
 		{name: "paused halted", vm: vmWith(kubevirtv1.RunStrategyHalted),
-			want: Plan{SetRunning: &tr, RequestsFirst: true, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},
+			want: Plan{SetRunning: &tr, WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},
 		{name: "paused halted with a pending request", vm: vmWith(kubevirtv1.RunStrategyHalted, kubevirtv1.StartRequest), wantCode: http.StatusConflict},
 		{name: "paused manual", vm: vmWith(kubevirtv1.RunStrategyManual),
 			want: Plan{WriteRequests: true, Requests: []kubevirtv1.VirtualMachineStateChangeRequest{reqPaused}}},

@@ -144,8 +144,9 @@ func (e *Executor) writeVM(ctx context.Context, vm *kubevirtv1.VirtualMachine, p
 		next(obj)
 		return err
 	}
+	// Requests go first when the VM is turned to running (see Plan.SetRunning).
 	first, second := writeSpec, writeRequests
-	if plan.RequestsFirst {
+	if plan.SetRunning != nil && *plan.SetRunning {
 		first, second = writeRequests, writeSpec
 	}
 	if err := first(); err != nil {
