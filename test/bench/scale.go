@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -335,6 +337,8 @@ type footprint struct {
 	db int64
 	// heap is go_memstats_heap_inuse_bytes of the server's /metrics (0 when unknown).
 	heap float64
+	// heapProfile is the file of the heap profile taken with it, or why it failed (heapProfilesEnv).
+	heapProfile string
 }
 
 // String is a table cell.
@@ -342,6 +346,9 @@ func (f footprint) String() string {
 	s := fmt.Sprintf("%s (anon %s, file %s; peak %s)", FmtMiB(f.mem.RSS), FmtMiB(f.mem.Anon), FmtMiB(f.mem.File), FmtMiB(f.mem.HWM))
 	if f.heap > 0 {
 		s += "; Go heap in use " + FmtMiB(int64(f.heap))
+	}
+	if f.heapProfile != "" {
+		s += "; heap profile " + f.heapProfile
 	}
 	return s
 }
@@ -368,8 +375,22 @@ func serverFootprint(ctx context.Context, pidOf func() (int, error), metrics *re
 			f.heap = SumBy(samples, "go_memstats_heap_inuse_bytes", nil, "")[""]
 		}
 	}
+	if dir := os.Getenv(heapProfilesEnv); dir != "" {
+		f.heapProfile = filepath.Join(dir, fmt.Sprintf("heap-%d-%s.pb.gz", pid, time.Now().Format("150405")))
+		b, err := GetRaw(ctx, metrics, "/debug/pprof/heap")
+		if err == nil {
+			err = os.WriteFile(f.heapProfile, b, 0o644)
+		}
+		if err != nil {
+			f.heapProfile = "failed: " + err.Error()
+		}
+	}
 	return f, nil
 }
+
+// heapProfilesEnv names a directory: when set, every footprint also saves the server's heap
+// profile there (its /debug/pprof/heap; `go tool pprof` reads it).
+const heapProfilesEnv = "NV_BENCH_HEAP_PROFILES"
 
 // addFootprint records f under metric names that start with prefix.
 func addFootprint(add func(scenario, metric string, value float64, unit, detail string), scenario, prefix string, f footprint) {
