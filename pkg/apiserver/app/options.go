@@ -177,6 +177,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
+	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached)
 	if o.Standalone {
 		cfg.Authentication.Authenticator = standaloneAuthenticator()
 		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -186,6 +187,19 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, err
 	}
 	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
+}
+
+// watchCached says whether resource has a watch cache, as the generic etcd options decide it.
+func (o *Options) watchCached(resource schema.GroupResource) (bool, error) {
+	if !o.Recommended.Etcd.EnableWatchCache {
+		return false, nil
+	}
+	sizes, err := genericoptions.ParseWatchCacheSizes(o.Recommended.Etcd.WatchCacheSizes)
+	if err != nil {
+		return false, err
+	}
+	size, set := sizes[resource]
+	return !set || size > 0, nil
 }
 
 // standaloneAuthenticator treats every request as a cluster administrator. Standalone mode has

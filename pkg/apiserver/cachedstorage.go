@@ -1,0 +1,152 @@
+package apiserver
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// SharingWatchCaches returns getter with the watch cache of every resource that has one built so
+// that the objects entering the cache share their specs' repeated maps (sharedspecs.go). cached
+// says whether a resource has a watch cache (the --watch-cache and --watch-cache-sizes flags).
+func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error)) generic.RESTOptionsGetter {
+	return sharingOptions{getter, cached}
+}
+
+type sharingOptions struct {
+	generic.RESTOptionsGetter
+	cached func(schema.GroupResource) (bool, error)
+}
+
+func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := o.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil {
+		return opts, err
+	}
+	cached, err := o.cached(resource)
+	if err != nil {
+		return opts, err
+	}
+	if cached {
+		opts.Decorator = storageWithSharingCacher
+	}
+	return opts, nil
+}
+
+// storageWithSharingCacher is k8s.io/apiserver's registry.StorageWithCacher with one difference:
+// the cacher is fed through cacheFeed. Requests that bypass the cache (consistent GETs, updates,
+// deletes) use the storage itself, and get objects of their own.
+func storageWithSharingCacher(
+	config *storagebackend.ConfigForResource,
+	resourcePrefix string,
+	keyFunc func(obj runtime.Object) (string, error),
+	newFunc func() runtime.Object,
+	newListFunc func() runtime.Object,
+	getAttrsFunc storage.AttrFunc,
+	triggerFuncs storage.IndexerFuncs,
+	indexers *cache.Indexers,
+) (storage.Interface, factory.DestroyFunc, error) {
+	s, destroyStorage, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+	if err != nil {
+		return s, destroyStorage, err
+	}
+	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+		Storage:             cacheFeed{s},
+		Versioner:           storage.APIObjectVersioner{},
+		GroupResource:       config.GroupResource,
+		EventsHistoryWindow: config.EventsHistoryWindow,
+		ResourcePrefix:      resourcePrefix,
+		KeyFunc:             keyFunc,
+		NewFunc:             newFunc,
+		NewListFunc:         newListFunc,
+		GetAttrsFunc:        getAttrsFunc,
+		IndexerFuncs:        triggerFuncs,
+		Indexers:            indexers,
+		Codec:               config.Codec,
+	})
+	if err != nil {
+		destroyStorage()
+		return nil, func() {}, err
+	}
+	delegator := cacherstorage.NewCacheDelegator(cacher, s)
+	var once sync.Once
+	return delegator, func() {
+		once.Do(func() {
+			delegator.Stop()
+			cacher.Stop()
+			destroyStorage()
+		})
+	}, nil
+}
+
+// cacheFeed is the storage as the watch cache reads it: the objects of its list and of its watch
+// share their specs' repeated maps before the cache keeps them.
+type cacheFeed struct{ storage.Interface }
+
+func (f cacheFeed) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if err := f.Interface.GetList(ctx, key, opts, listObj); err != nil {
+		return err
+	}
+	return meta.EachListItem(listObj, func(o runtime.Object) error {
+		shareSpecMaps(o)
+		return nil
+	})
+}
+
+func (f cacheFeed) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	w, err := f.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	fw := &feedWatch{in: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go fw.run()
+	return fw, nil
+}
+
+// feedWatch passes a watch's events on, their objects sharing maps. Unlike watch.Filter it ends
+// when stopped even if nobody reads any more.
+type feedWatch struct {
+	in       watch.Interface
+	out      chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func (w *feedWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *feedWatch) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.stop)
+		w.in.Stop()
+	})
+}
+
+func (w *feedWatch) run() {
+	defer close(w.out)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case e, ok := <-w.in.ResultChan():
+			if !ok {
+				return
+			}
+			shareSpecMaps(e.Object)
+			select {
+			case w.out <- e:
+			case <-w.stop:
+				return
+			}
+		}
+	}
+}

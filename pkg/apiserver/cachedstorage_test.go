@@ -1,0 +1,174 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
+)
+
+// The watch cache's VMs share the maps their specs repeat, while a VM read from etcd for one
+// request (a consistent GET, what an update starts from) has maps of its own.
+func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Stop()
+
+	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg.Transport.ServerList = []string{etcd.ClientURL()}
+	const prefix = "/kubevirt.io/virtualmachines/"
+	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
+		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
+		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
+		storage.DefaultNamespaceScopedAttr, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer destroy()
+
+	for _, name := range []string{"vm-a", "vm-b"} {
+		vm := shapedVM(name, "1Gi")
+		if err := s.Create(ctx, prefix+"ns/"+name, vm, &kubevirtv1.VirtualMachine{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A list at resourceVersion 0 is served by the cache once it is ready and has both.
+	var cached kubevirtv1.VirtualMachineList
+	for {
+		cached = kubevirtv1.VirtualMachineList{}
+		err := s.GetList(ctx, prefix+"ns", storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything, Recursive: true}, &cached)
+		if err == nil && s.ReadinessCheck() == nil && len(cached.Items) == 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the cache did not list the two VMs: %v (%d items)", err, len(cached.Items))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a, b := cached.Items[0].Spec.Template.Spec, cached.Items[1].Spec.Template.Spec
+	for _, m := range []struct {
+		what string
+		a, b any
+	}{
+		{"requests", a.Domain.Resources.Requests, b.Domain.Resources.Requests},
+		{"limits", a.Domain.Resources.Limits, b.Domain.Resources.Limits},
+		{"nodeSelector", a.NodeSelector, b.NodeSelector},
+	} {
+		if !sameMap(m.a, m.b) {
+			t.Errorf("the cached VMs' %s are separate maps", m.what)
+		}
+	}
+
+	var got kubevirtv1.VirtualMachine
+	if err := s.Get(ctx, prefix+"ns/vm-a", storage.GetOptions{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if sameMap(got.Spec.Template.Spec.Domain.Resources.Requests, a.Domain.Resources.Requests) {
+		t.Error("a VM read from etcd shares its requests with the cache's VMs")
+	}
+}
+
+func sameMap(a, b any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// shapedVM is a VM of the shape many VMs share: resources and node selector, and memory.
+func shapedVM(name, memory string) *kubevirtv1.VirtualMachine {
+	return &kubevirtv1.VirtualMachine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: kubevirtv1.VirtualMachineSpec{
+			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{Spec: kubevirtv1.VirtualMachineInstanceSpec{
+				Domain: kubevirtv1.DomainSpec{Resources: kubevirtv1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory), corev1.ResourceCPU: resource.MustParse("500m")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+				}},
+				NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+			}},
+		},
+	}
+}
+
+// The watch cache's resources get the sharing cacher; resources without a cache keep theirs.
+func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
+	undecorated := reflect.ValueOf(generic.UndecoratedStorage).Pointer()
+	getter := SharingWatchCaches(fixedOptions{}, func(r schema.GroupResource) (bool, error) {
+		if r.Resource == "broken" {
+			return false, fmt.Errorf("bad sizes")
+		}
+		return r.Resource == "virtualmachines", nil
+	})
+	for resource, want := range map[string]uintptr{
+		"virtualmachines":                  reflect.ValueOf(storageWithSharingCacher).Pointer(),
+		"virtualmachineinstancemigrations": undecorated,
+	} {
+		opts, err := getter.GetRESTOptions(kubevirtv1.Resource(resource), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reflect.ValueOf(opts.Decorator).Pointer(); got != want {
+			t.Errorf("%s: decorated by %v, want %v", resource, got, want)
+		}
+	}
+	if _, err := getter.GetRESTOptions(kubevirtv1.Resource("broken"), nil); err == nil {
+		t.Error("an error deciding about the cache was dropped")
+	}
+}
+
+type fixedOptions struct{}
+
+func (fixedOptions) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.RESTOptions, error) {
+	return generic.RESTOptions{Decorator: generic.UndecoratedStorage}, nil
+}
+
+// A stopped feed ends even when nobody reads its events any more, and stops the watch it reads.
+func TestFeedWatchEndsWhenStopped(t *testing.T) {
+	in := watch.NewFakeWithChanSize(1, false)
+	w, err := cacheFeed{fakeWatchStorage{w: in}}.Watch(context.Background(), "/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Add(shapedVM("vm-a", "1Gi")) // the feed takes it and nobody reads it
+	time.Sleep(50 * time.Millisecond)
+	w.Stop()
+	select {
+	case _, open := <-w.ResultChan():
+		for open {
+			_, open = <-w.ResultChan()
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the feed's channel stayed open after Stop")
+	}
+	if !in.IsStopped() {
+		t.Error("the feed did not stop the watch it reads")
+	}
+}
+
+type fakeWatchStorage struct {
+	storage.Interface
+	w watch.Interface
+}
+
+func (f fakeWatchStorage) Watch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
+	return f.w, nil
+}
