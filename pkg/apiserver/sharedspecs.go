@@ -15,9 +15,9 @@ import (
 
 // The watch cache holds one decoded object per stored VM and VMI, and VMs of one shape repeat
 // the same small maps in their specs: the resource requests and limits, the node selector. A Go
-// map is expensive for its size (even a one-entry map takes a group of eight slots; a
-// ResourceList with cpu and memory costs ~700 bytes, ~21% of a decoded benchmark VM with its
-// limits and node selector), so objects that enter the watch cache share one copy of each
+// map is expensive for its size: even a one-entry map takes a group of eight slots, and a slot
+// of a ResourceList holds a whole Quantity. The three maps are ~21% of a decoded benchmark VM
+// (docs/performance-findings.md), so objects that enter the watch cache share one copy of each
 // distinct map (shareSpecMaps, applied by cacheFeed).
 //
 // Only objects of the watch cache may share: they are read only (k8s.io/apiserver hands them to
