@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/nativevirt/nativevirt/pkg/node/network/enter"
 )
 
 // Runner runs a command in a network namespace.
@@ -53,6 +56,19 @@ func (n *NetNS) ID() string {
 		return "net:[?]"
 	}
 	return fmt.Sprintf("net:[%d]", st.Ino)
+}
+
+// Dial connects to address from inside the namespace: the socket is made there, so 127.0.0.1
+// is the namespace's loopback (a launcher pod's, whose NAT rules send it on to the guest).
+func (n *NetNS) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+	var conn net.Conn
+	err := enter.Do(n.f, func() error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, address)
+		conn = c
+		return err
+	})
+	return conn, err
 }
 
 // Close releases the namespace.

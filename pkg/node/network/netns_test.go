@@ -208,6 +208,17 @@ func TestApplyInNetworkNamespaces(t *testing.T) {
 	check("any port when none are declared", node, "10.250.0.2:8081", "10.250.0.1")
 	check("the pod's loopback reaches the guest from the gateway", pod, "127.0.0.1:8080", "10.0.2.1")
 	check("the guest's outbound traffic leaves from the pod IP", guest, "10.250.0.1:9090", "10.250.0.2")
+	// NetNS.Dial, as the node agent forwards a port: a socket made in the pod's namespace.
+	c, err := ns.Dial(ctx, "tcp4", "127.0.0.1:8080")
+	if err != nil {
+		t.Fatalf("Dial in the pod's namespace: %v", err)
+	}
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	c.Close()
+	if strings.TrimSpace(line) != "peer=10.0.2.1" {
+		t.Errorf("Dial to the pod's 127.0.0.1:8080: %q (%v), want the guest's answer peer=10.0.2.1", line, err)
+	}
 
 	// Declared ports: only those reach the guest.
 	declared, err := PlanFor(podVMI(kubevirtv1.Interface{Ports: []kubevirtv1.Port{{Port: 8080}}}, nil))
