@@ -25,27 +25,32 @@ import (
 )
 
 // streamSubresources are the subresources whose requests last as long as a session.
-var streamSubresources = []string{string(streams.ActionConsole), string(streams.ActionVNC)}
+var streamSubresources = []string{string(streams.ActionConsole), string(streams.ActionVNC), string(streams.ActionPortForward)}
 
-// LongRunningRequestCheck exempts watches and console/vnc sessions (under kubevirt.io and
-// subresources.kubevirt.io alike) from the request timeout and the in-flight limits.
+// LongRunningRequestCheck exempts watches and console, vnc and portforward sessions (under
+// kubevirt.io and subresources.kubevirt.io alike) from the request timeout and the in-flight
+// limits.
 func LongRunningRequestCheck() apirequest.LongRunningRequestCheck {
 	return genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString(streamSubresources...))
 }
 
-// action is one subresource served in both groups.
+// action is one subresource served in both groups, or only in subresources.kubevirt.io when its
+// path goes on after the action's name (portforward/{port}/{protocol}), as in KubeVirt.
 type action struct {
 	resource, name string
 	method         string
 	newFunc        func() runtime.Object
 	handler        subresource.Handler
+	// takesPath: the path goes on after the name; served in subresources.kubevirt.io only.
+	takesPath bool
 }
 
 // actions are the action subresources of virtualmachines and virtualmachineinstances: one
 // implementation each, served as kubevirt.io Connecters and by the subresources.kubevirt.io mux.
 type actions struct {
-	list  []action
-	byKey map[string]subresource.Handler // "virtualmachines/start"
+	list      []action
+	byKey     map[string]subresource.Handler // "virtualmachines/start"
+	takesPath map[string]bool
 }
 
 func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
@@ -61,16 +66,21 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 		exec.Pods = lifecycle.KubePodDeleter{Client: extra.KubeClient}
 		nodes = vmiproxy.KubeNodeResolver{Client: extra.KubeClient}
 	}
-	proxy := vmiproxy.NewProxy(vmi.VirtualMachineInstance, nodes, extra.NodeAgentTLS)
+	proxy := vmiproxy.NewProxy(vmi.VirtualMachineInstance, vm.VirtualMachine, nodes, extra.NodeAgentTLS)
 
-	a := &actions{byKey: map[string]subresource.Handler{}}
+	a := &actions{byKey: map[string]subresource.Handler{}, takesPath: map[string]bool{}}
 	for _, la := range lifecycle.Actions {
 		a.add(action{resource: "virtualmachines", name: string(la), method: http.MethodPut,
 			newFunc: la.NewOptions, handler: exec.Handler(la)})
 	}
 	for _, sa := range streams.Actions {
+		newFunc := func() runtime.Object { return vmiproxy.NewOptions(sa) }
 		a.add(action{resource: "virtualmachineinstances", name: string(sa), method: sa.Method(),
-			newFunc: func() runtime.Object { return vmiproxy.NewOptions(sa) }, handler: proxy.Handler(sa)})
+			newFunc: newFunc, handler: proxy.Handler(sa), takesPath: sa.TakesPort()})
+		if sa.TakesPort() {
+			a.add(action{resource: "virtualmachines", name: string(sa), method: sa.Method(),
+				newFunc: newFunc, handler: proxy.VMHandler(sa), takesPath: true})
+		}
 	}
 	return a
 }
@@ -78,12 +88,15 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 func (a *actions) add(ac action) {
 	a.list = append(a.list, ac)
 	a.byKey[ac.resource+"/"+ac.name] = ac.handler
+	a.takesPath[ac.resource+"/"+ac.name] = ac.takesPath
 }
 
-// addTo registers every action as a kubevirt.io subresource.
+// addTo registers every action whose path ends with its name as a kubevirt.io subresource.
 func (a *actions) addTo(storage map[string]rest.Storage) {
 	for _, ac := range a.list {
-		storage[ac.resource+"/"+ac.name] = subresource.NewConnectREST(ac.newFunc, ac.handler, ac.method)
+		if !ac.takesPath {
+			storage[ac.resource+"/"+ac.name] = subresource.NewConnectREST(ac.newFunc, ac.handler, ac.method)
+		}
 	}
 }
 
@@ -148,18 +161,21 @@ func (a *actions) discovery() ([]metav1.APIResource, []apidiscoveryv2.APIResourc
 	return plain, aggregated
 }
 
-// ServeHTTP serves /apis/subresources.kubevirt.io/v1/namespaces/{ns}/{resource}/{name}/{action}.
-// The filter chain has already authenticated the caller and authorized the request as the
-// subresource in group subresources.kubevirt.io.
+// ServeHTTP serves /apis/subresources.kubevirt.io/v1/namespaces/{ns}/{resource}/{name}/{action}
+// (and .../portforward/{port}[/{protocol}]). The filter chain has already authenticated the
+// caller and authorized the request as the subresource in group subresources.kubevirt.io.
 func (a *actions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, subresourcesGroupPath+"/"+kubevirtv1.SubresourceGroupVersion.Version+"/namespaces/")
 	parts := strings.Split(rest, "/")
-	if !ok || len(parts) != 4 || parts[0] == "" || parts[2] == "" {
+	if !ok || len(parts) < 4 || parts[0] == "" || parts[2] == "" {
 		subresource.WriteError(w, apierrors.NewNotFound(kubevirtv1.SubresourceGroupVersion.WithResource("").GroupResource(), r.URL.Path))
 		return
 	}
 	ns, resource, name, act := parts[0], parts[1], parts[2], parts[3]
 	h, found := a.byKey[resource+"/"+act]
+	if found && len(parts) > 4 && !a.takesPath[resource+"/"+act] {
+		found = false
+	}
 	if !found {
 		subresource.WriteError(w, apierrors.NewNotFound(
 			kubevirtv1.SubresourceGroupVersion.WithResource(resource+"/"+act).GroupResource(), name))

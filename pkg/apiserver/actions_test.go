@@ -21,6 +21,7 @@ func TestLongRunningRequestCheck(t *testing.T) {
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachineinstances", Subresource: "console", Verb: "get"}, true},
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "subresources.kubevirt.io", Resource: "virtualmachineinstances", Subresource: "vnc", Verb: "get"}, true},
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "watch"}, true},
+		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "subresources.kubevirt.io", Resource: "virtualmachines", Subresource: "portforward", Verb: "get"}, true},
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "subresources.kubevirt.io", Resource: "virtualmachineinstances", Subresource: "pause", Verb: "update"}, false},
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachines", Subresource: "start", Verb: "update"}, false},
 		{apirequest.RequestInfo{IsResourceRequest: true, APIGroup: "kubevirt.io", Resource: "virtualmachines", Verb: "list"}, false},
@@ -46,8 +47,8 @@ func (h recordingHandler) ServeAction(w http.ResponseWriter, _ *http.Request, ns
 
 func TestActionsRouting(t *testing.T) {
 	var seen []string
-	a := &actions{byKey: map[string]subresource.Handler{}}
-	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console"} {
+	a := &actions{byKey: map[string]subresource.Handler{}, takesPath: map[string]bool{"virtualmachineinstances/portforward": true}}
+	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console", "virtualmachineinstances/portforward"} {
 		a.byKey[key] = recordingHandler{key: key, seen: &seen}
 	}
 	cases := []struct {
@@ -59,6 +60,8 @@ func TestActionsRouting(t *testing.T) {
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/console", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/start/more", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/console/22", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/portforward/22/tcp", 202},
 		{"/apis/subresources.kubevirt.io/v1/namespaces//virtualmachines/vm1/start", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines//start", 404},
 	}
@@ -69,7 +72,7 @@ func TestActionsRouting(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.path, w.Code, tc.want)
 		}
 	}
-	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1"}
+	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1", "virtualmachineinstances/portforward ns1/vmi1"}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("dispatched (-want +got):\n%s", diff)
 	}
@@ -96,6 +99,8 @@ func TestActionAuthorizationAttributes(t *testing.T) {
 			attrs{"subresources.kubevirt.io", "virtualmachineinstances", "console", "get", "ns", "vmi"}},
 		{http.MethodGet, "/apis/kubevirt.io/v1/namespaces/ns/virtualmachineinstances/vmi/vnc",
 			attrs{"kubevirt.io", "virtualmachineinstances", "vnc", "get", "ns", "vmi"}},
+		{http.MethodGet, "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachines/vm/portforward/22/tcp",
+			attrs{"subresources.kubevirt.io", "virtualmachines", "portforward", "get", "ns", "vm"}},
 	}
 	for _, tc := range cases {
 		info, err := f.NewRequestInfo(httptest.NewRequest(tc.method, tc.path, nil))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -39,15 +40,51 @@ const (
 	ActionUnpause Action = "unpause"
 	// ActionSoftReboot asks the guest to reboot (PUT).
 	ActionSoftReboot Action = "softreboot"
+	// ActionPortForward streams a connection to a port of the guest (GET, WebSocket); its path
+	// ends in the port and the protocol (ForwardedPort).
+	ActionPortForward Action = "portforward"
 )
 
 // Actions lists every action, streams first.
-var Actions = []Action{ActionConsole, ActionVNC, ActionPause, ActionUnpause, ActionSoftReboot}
+var Actions = []Action{ActionConsole, ActionVNC, ActionPortForward, ActionPause, ActionUnpause, ActionSoftReboot}
 
 // IsStream reports whether the action is a WebSocket stream rather than a
 // one-shot request.
 func (a Action) IsStream() bool {
-	return a == ActionConsole || a == ActionVNC
+	return a == ActionConsole || a == ActionVNC || a == ActionPortForward
+}
+
+// TakesPort reports whether the action's path names a guest port (ForwardedPort).
+func (a Action) TakesPort() bool {
+	return a == ActionPortForward
+}
+
+// ForwardedPort is the guest port of a portforward action. KubeVirt's paths name it as
+// {port} (TCP) or {port}/{protocol}.
+type ForwardedPort struct {
+	Port int
+	// Protocol is "tcp" or "udp".
+	Protocol string
+}
+
+// ParseForwardedPort reads the path segments after portforward/: a port (1–65535), optionally
+// followed by tcp or udp (tcp when absent).
+func ParseForwardedPort(segments []string) (ForwardedPort, error) {
+	if len(segments) == 0 || len(segments) > 2 {
+		return ForwardedPort{}, fmt.Errorf("a port forward names {port} or {port}/{protocol}, got %q", strings.Join(segments, "/"))
+	}
+	port, err := strconv.Atoi(segments[0])
+	if err != nil || port < 1 || port > 65535 || segments[0] != strconv.Itoa(port) {
+		return ForwardedPort{}, fmt.Errorf("invalid port %q: must be a number from 1 to 65535", segments[0])
+	}
+	f := ForwardedPort{Port: port, Protocol: "tcp"}
+	if len(segments) == 2 {
+		f.Protocol = segments[1]
+	}
+	if f.Protocol != "tcp" && f.Protocol != "udp" {
+		return ForwardedPort{}, fmt.Errorf("invalid protocol %q: must be tcp or udp", f.Protocol)
+	}
+	return f, nil
 }
 
 // Method is the HTTP method the action is requested with.
@@ -73,6 +110,8 @@ type Target struct {
 	Namespace string
 	Name      string
 	Action    Action
+	// Forward is the guest port of a portforward action (zero otherwise).
+	Forward ForwardedPort
 }
 
 const pathPrefix = "/v1/namespaces/"
@@ -82,9 +121,13 @@ func Path(namespace, name string, action Action) string {
 	return pathPrefix + namespace + "/virtualmachineinstances/" + name + "/" + string(action)
 }
 
-// Path is the URL path of t.
+// Path is the URL path of t; a portforward path ends in the port and the protocol.
 func (t Target) Path() string {
-	return Path(t.Namespace, t.Name, t.Action)
+	p := Path(t.Namespace, t.Name, t.Action)
+	if t.Action.TakesPort() {
+		p += "/" + strconv.Itoa(t.Forward.Port) + "/" + t.Forward.Protocol
+	}
+	return p
 }
 
 // URL is the https URL of t at the node agent endpoint ("host:port").
@@ -102,10 +145,21 @@ func ParsePath(p string) (Target, error) {
 		return Target{}, fmt.Errorf("path %q does not start with %s", p, pathPrefix)
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 4 || parts[1] != "virtualmachineinstances" {
+	if len(parts) < 4 || parts[1] != "virtualmachineinstances" || (len(parts) != 4 && !Action(parts[3]).TakesPort()) {
 		return Target{}, fmt.Errorf("path %q is not %s{namespace}/virtualmachineinstances/{name}/{action}", p, pathPrefix)
 	}
 	t := Target{Namespace: parts[0], Name: parts[2], Action: Action(parts[3])}
+	if t.Action.TakesPort() {
+		// The apiserver always sends both: the port and the protocol.
+		if len(parts) != 6 {
+			return Target{}, fmt.Errorf("path %q does not end in portforward/{port}/{protocol}", p)
+		}
+		f, err := ParseForwardedPort(parts[4:])
+		if err != nil {
+			return Target{}, err
+		}
+		t.Forward = f
+	}
 	if errs := validation.IsDNS1123Label(t.Namespace); len(errs) > 0 {
 		return Target{}, fmt.Errorf("invalid namespace %q: %s", t.Namespace, strings.Join(errs, "; "))
 	}

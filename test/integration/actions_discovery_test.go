@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"maps"
 	"sort"
 	"strings"
 	"testing"
@@ -30,7 +31,17 @@ func TestActionDiscovery(t *testing.T) {
 		"virtualmachineinstances/console":    "get",
 		"virtualmachineinstances/vnc":        "get",
 	}
+	// Port forwarding's path goes on after its name (portforward/{port}/{protocol}): KubeVirt
+	// serves it in subresources.kubevirt.io only, and so does NativeVirt.
+	forwards := map[string]string{
+		"virtualmachineinstances/portforward": "get",
+		"virtualmachines/portforward":         "get",
+	}
 	for _, gv := range []string{"kubevirt.io/v1", "kubevirt.io/v1alpha3", "subresources.kubevirt.io/v1"} {
+		want := maps.Clone(want)
+		if gv == "subresources.kubevirt.io/v1" {
+			maps.Copy(want, forwards)
+		}
 		list, err := dc.ServerResourcesForGroupVersion(gv)
 		if err != nil {
 			t.Fatalf("%s: %v", gv, err)
@@ -38,7 +49,7 @@ func TestActionDiscovery(t *testing.T) {
 		got := map[string]string{}
 		var topLevel []string
 		for _, r := range list.APIResources {
-			if _, ok := want[r.Name]; ok {
+			if _, ok := want[r.Name]; ok || forwards[r.Name] != "" {
 				verbs := append([]string(nil), r.Verbs...)
 				sort.Strings(verbs)
 				got[r.Name] = strings.Join(verbs, ",")

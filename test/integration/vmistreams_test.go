@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,6 +28,10 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/streams/streamstest"
 	"github.com/nativevirt/nativevirt/test/integration/framework"
 )
+
+// closedGuestPort is a guest port nothing serves: the fake agent refuses to forward it, as the
+// real one does when the guest refuses the connection.
+const closedGuestPort = 9
 
 // fakeAgent is a node agent speaking the streams protocol: it echoes console and vnc bytes and
 // records every request it gets.
@@ -89,7 +94,11 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 	if types.UID(gotUID) != uid {
 		match = "uid-mismatch"
 	}
-	a.requests = append(a.requests, r.Method+" "+target.Namespace+"/"+target.Name+"/"+string(target.Action)+" "+match)
+	what := target.Namespace + "/" + target.Name + "/" + string(target.Action)
+	if target.Action.TakesPort() {
+		what += fmt.Sprintf("/%d/%s", target.Forward.Port, target.Forward.Protocol)
+	}
+	a.requests = append(a.requests, r.Method+" "+what+" "+match)
 	a.mu.Unlock()
 	switch {
 	case !known:
@@ -98,6 +107,8 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the domain belongs to another VMI", http.StatusConflict)
 	case r.Method != target.Action.Method():
 		http.Error(w, "wrong method", http.StatusMethodNotAllowed)
+	case target.Action.TakesPort() && target.Forward.Port == closedGuestPort:
+		http.Error(w, fmt.Sprintf("connecting to port %d/tcp: connection refused", closedGuestPort), http.StatusConflict)
 	case target.Action.IsStream():
 		ws, err := streams.Upgrade(w, r)
 		if err != nil {
@@ -155,12 +166,18 @@ func startStreamWorld(t *testing.T, clientCN string) streamWorld {
 	return streamWorld{srv: srv, agent: agent, ca: ca}
 }
 
-// dialStream opens a stream subresource through the apiserver.
+// dialStream opens a stream subresource of an instance through the apiserver.
 func dialStream(t *testing.T, srv *framework.Server, variant, name, action string) (io.ReadWriteCloser, *http.Response, error) {
+	t.Helper()
+	return dialResourceStream(t, srv, variant, "virtualmachineinstances", name, action)
+}
+
+// dialResourceStream opens a stream subresource (action may go on: portforward/22/tcp).
+func dialResourceStream(t *testing.T, srv *framework.Server, variant, resource, name, action string) (io.ReadWriteCloser, *http.Response, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	url := srv.Config.Host + actionPath(variant, "virtualmachineinstances", name, action)
+	url := srv.Config.Host + actionPath(variant, resource, name, action)
 	header := http.Header{
 		"Authorization": []string{"Bearer user-secret"},
 		"Cookie":        []string{"session=user-secret"},

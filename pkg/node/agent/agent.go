@@ -99,6 +99,9 @@ type Config struct {
 	// PrepareNetwork prepares the pod network in a launcher pod before the
 	// domain is defined there (nil: nothing to prepare).
 	PrepareNetwork PrepareNetworkFunc
+	// DialGuest connects to a port of the guest from inside a launcher pod (nil: port
+	// forwarding is not available on this node).
+	DialGuest DialGuestFunc
 	// SeedCapabilities gives a launcher the node's QEMU capabilities before the first define
 	// (nil: libvirt probes QEMU in every launcher pod).
 	SeedCapabilities SeedCapabilitiesFunc

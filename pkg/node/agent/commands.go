@@ -15,6 +15,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 var _ streamserver.Backend = &Agent{}
@@ -128,4 +129,25 @@ func (a *Agent) VNC(ctx context.Context, namespace, name string, uid types.UID) 
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, "unix", l.fs.Private.Path(podfs.VNCSocket))
+}
+
+// PortForward implements streamserver.Backend: a new connection to a port of the guest, made
+// from inside its launcher pod.
+func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error) {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Active() {
+		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
+	}
+	if a.cfg.DialGuest == nil {
+		return nil, fmt.Errorf("the node agent of node %s cannot forward ports: %w", a.cfg.NodeName, streamserver.ErrConflict)
+	}
+	conn, err := a.cfg.DialGuest(ctx, l.fs.Private.Path(podfs.LibvirtSocket), port)
+	if err != nil {
+		// The guest refused or did not answer: the caller asked for a port nothing serves.
+		return nil, fmt.Errorf("connecting to port %d/%s of VMI %s/%s: %v: %w", port.Port, port.Protocol, namespace, name, err, streamserver.ErrConflict)
+	}
+	return conn, nil
 }

@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 // PrepareNetworkFunc prepares the pod network of vmi inside a launcher pod
@@ -28,3 +30,8 @@ func (a *Agent) prepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 	}
 	return nil
 }
+
+// DialGuestFunc connects to port of the guest whose launcher pod listens on
+// libvirtSocket: to the pod's 127.0.0.1, which the masquerade binding's NAT
+// sends on to the guest (package network).
+type DialGuestFunc func(ctx context.Context, libvirtSocket string, port streams.ForwardedPort) (net.Conn, error)

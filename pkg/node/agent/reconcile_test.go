@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 const domain = ns + "_" + vmName
@@ -623,5 +627,56 @@ func TestFinalPhase(t *testing.T) {
 		if got := FinalPhase(tt.info, tt.rec); got != tt.want {
 			t.Errorf("%s: FinalPhase = %s, want %s", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestPortForward: a port forward needs a running domain, dials through DialGuest with the
+// launcher's libvirt socket (whose pod's network it enters), and a guest port that refuses is
+// the caller's conflict, not the agent's failure.
+func TestPortForward(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	port := streams.ForwardedPort{Port: 8080, Protocol: "tcp"}
+	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrNotFound) {
+		t.Errorf("port forward before start: err = %v, want ErrNotFound", err)
+	}
+	e.addLauncher(true)
+	e.sync()
+	e.sync()
+	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrConflict) {
+		t.Errorf("port forward without DialGuest: err = %v, want ErrConflict", err)
+	}
+
+	var sockets []string
+	var dialed []streams.ForwardedPort
+	e.agent.cfg.DialGuest = func(_ context.Context, socket string, p streams.ForwardedPort) (net.Conn, error) {
+		sockets, dialed = append(sockets, socket), append(dialed, p)
+		if p.Port != 8080 {
+			return nil, errors.New("connection refused")
+		}
+		a, g := net.Pipe()
+		go func() { defer g.Close(); _, _ = io.Copy(g, g) }()
+		return a, nil
+	}
+	c, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port)
+	if err != nil {
+		t.Fatalf("port forward of a running guest: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Errorf("read %q, %v; want the echo", buf, err)
+	}
+	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, streams.ForwardedPort{Port: 9, Protocol: "tcp"}); !errors.Is(err, streamserver.ErrConflict) {
+		t.Errorf("a refused guest port: err = %v, want ErrConflict", err)
+	}
+	if len(sockets) != 2 || !strings.HasSuffix(sockets[0], podfs.LibvirtSocket) || dialed[0] != port {
+		t.Errorf("DialGuest calls: sockets %q, ports %+v; want the launcher's libvirt socket and port 8080/tcp first", sockets, dialed)
+	}
+	if _, err := e.agent.PortForward(t.Context(), ns, vmName, "other-uid", port); !errors.Is(err, streamserver.ErrConflict) {
+		t.Errorf("port forward with another uid: err = %v, want ErrConflict", err)
 	}
 }

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"net"
+	"strconv"
+	"time"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
@@ -9,6 +12,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/network"
 	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 // BuildDomain is the agent's BuildDomainFunc on the converter. Masquerade
@@ -51,6 +55,24 @@ func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstan
 func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error {
 	return network.Prepare(ctx, vmi, network.Launcher{LibvirtSocket: libvirtSocket, RunDir: runDir})
 }
+
+// DialGuest is the agent's DialGuestFunc on package network: a connection made in the network
+// namespace of the launcher pod (the one of the process listening on its libvirt socket) to the
+// pod's 127.0.0.1, which the masquerade NAT sends on to the guest.
+func DialGuest(ctx context.Context, libvirtSocket string, port streams.ForwardedPort) (net.Conn, error) {
+	ns, err := network.SocketPeerNetNS(libvirtSocket)
+	if err != nil {
+		return nil, err
+	}
+	defer ns.Close()
+	ctx, cancel := context.WithTimeout(ctx, dialGuestTimeout)
+	defer cancel()
+	return ns.Dial(ctx, port.Protocol, net.JoinHostPort("127.0.0.1", strconv.Itoa(port.Port)))
+}
+
+// dialGuestTimeout bounds a connection to a guest port: a port behind the NAT that nothing
+// serves may drop the connection attempt instead of refusing it.
+const dialGuestTimeout = 10 * time.Second
 
 // SeedCapabilities is the agent's SeedCapabilitiesFunc on package qemucaps: the launcher
 // container is the one of the process listening on its libvirt socket (libvirtd).

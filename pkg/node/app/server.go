@@ -139,6 +139,7 @@ func Run(ctx context.Context, o *Options) error {
 		TargetVMIs:     listers.NewVirtualMachineInstanceLister(targetInformer.GetIndexer()),
 		Migration:      migration,
 		PrepareNetwork: PrepareNetwork,
+		DialGuest:      DialGuest,
 	}
 	if o.QEMUCapabilitiesDir != "" {
 		agentCfg.SeedCapabilities = SeedCapabilities(qemucaps.Seeder{Dir: o.QEMUCapabilitiesDir})

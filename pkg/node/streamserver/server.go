@@ -1,7 +1,8 @@
 // Package streamserver is the node agent's side of the protocol of package
 // streams: an HTTPS handler (mutual TLS) serving, to the apiserver's client
-// certificate only, per VMI the serial console and VNC as WebSocket byte
-// streams and the pause, unpause and softreboot commands; and, to other node
+// certificate only, per VMI the serial console, VNC and connections to the
+// guest's ports as WebSocket byte streams and the pause, unpause and
+// softreboot commands; and, to other node
 // agents' certificates only, the migration tunnels into the launcher pods this
 // node is the migration target of.
 //
@@ -51,6 +52,8 @@ type Backend interface {
 	Console(ctx context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error)
 	// VNC opens a new connection to the VMI's VNC socket.
 	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
+	// PortForward opens a new connection to a port of the guest.
+	PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error)
 	// MigrationTunnel connects a migration channel to the target launcher of
 	// the migration migrationUID; ErrNotFound when this node is not its target.
 	MigrationTunnel(ctx context.Context, migrationUID types.UID, channel streams.MigrationChannel) (net.Conn, error)
@@ -126,6 +129,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.pipe(w, r, c, logger)
+	case streams.ActionPortForward:
+		c, err := h.b.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.pipe(w, r, c, logger.WithValues("port", t.Forward.Port, "protocol", t.Forward.Protocol))
 	}
 }
 

@@ -84,6 +84,26 @@ func (b *backend) VNC(_ context.Context, ns, name string, uid types.UID) (net.Co
 	return a, nil
 }
 
+// PortForward connects to a guest that answers each write with the port and what it read.
+func (b *backend) PortForward(_ context.Context, ns, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error) {
+	if err := b.check("portforward", ns, name, uid); err != nil {
+		return nil, err
+	}
+	a, g := net.Pipe()
+	go func() {
+		defer g.Close()
+		buf := make([]byte, 64)
+		for {
+			n, err := g.Read(buf)
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(g, "%d/%s:%s", port.Port, port.Protocol, buf[:n])
+		}
+	}()
+	return a, nil
+}
+
 // MigrationTunnel knows one migration, "mig-1", whose target echoes.
 func (b *backend) MigrationTunnel(_ context.Context, uid types.UID, ch streams.MigrationChannel) (net.Conn, error) {
 	b.mu.Lock()
@@ -236,11 +256,16 @@ func withRoots(cfg, good *tls.Config) *tls.Config {
 
 func dial(t *testing.T, w world, a streams.Action) *websocket.Conn {
 	t.Helper()
+	return dialTarget(t, w, streams.Target{Namespace: "default", Name: "vm", Action: a})
+}
+
+func dialTarget(t *testing.T, w world, target streams.Target) *websocket.Conn {
+	t.Helper()
 	h := http.Header{}
 	h.Set(streams.VMIUIDHeader, string(vmiUID))
-	ws, resp, err := streams.Dial(context.Background(), streams.Target{Namespace: "default", Name: "vm", Action: a}.URL(w.endpoint()), w.client, h)
+	ws, resp, err := streams.Dial(context.Background(), target.URL(w.endpoint()), w.client, h)
 	if err != nil {
-		t.Fatalf("dial %s: %v (response %v)", a, err, resp)
+		t.Fatalf("dial %s: %v (response %v)", target.Path(), err, resp)
 	}
 	if got := ws.Subprotocol(); got != streams.Subprotocol {
 		t.Errorf("subprotocol = %q, want %q", got, streams.Subprotocol)
@@ -299,5 +324,19 @@ func TestVNC(t *testing.T) {
 	ws := dial(t, w, streams.ActionVNC)
 	if got := readFrame(t, ws); got != "RFB 003.008\n" {
 		t.Errorf("VNC banner = %q", got)
+	}
+}
+
+// A port forward reaches the port and protocol its path names, and carries bytes both ways.
+func TestPortForward(t *testing.T) {
+	w := start(t, newBackend())
+	for _, port := range []streams.ForwardedPort{{Port: 8080, Protocol: "tcp"}, {Port: 53, Protocol: "udp"}} {
+		ws := dialTarget(t, w, streams.Target{Namespace: "default", Name: "vm", Action: streams.ActionPortForward, Forward: port})
+		if err := ws.WriteMessage(websocket.BinaryMessage, []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readFrame(t, ws), fmt.Sprintf("%d/%s:hello", port.Port, port.Protocol); got != want {
+			t.Errorf("the guest answered %q, want %q", got, want)
+		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package vmiproxy serves the VirtualMachineInstance subresources that the node agent carries
-// out: pause, unpause and softreboot (PUT) and the console and vnc streams (GET, WebSocket). The
+// out: pause, unpause and softreboot (PUT) and the console, vnc and portforward streams (GET,
+// WebSocket; portforward also on VirtualMachines). The
 // apiserver checks the instance's state, finds its node agent through the Node annotation
 // streams.HandlerEndpointAnnotation and forwards the request there over mutual TLS (package
 // streams). A WebSocket upgrade is proxied unchanged: the bytes between virtctl and the node
@@ -47,14 +48,16 @@ type NodeResolver interface {
 // Proxy forwards instance actions to node agents.
 type Proxy struct {
 	instances rest.Getter
+	vms       rest.Getter
 	nodes     NodeResolver
 	transport *http.Transport
 }
 
-// NewProxy builds a proxy. With a nil resolver or TLS configuration every action that needs a
-// node agent answers 503 with an explanation; state checks and dry runs still work.
-func NewProxy(instances rest.Getter, nodes NodeResolver, tlsConfig *tls.Config) *Proxy {
-	p := &Proxy{instances: instances, nodes: nodes}
+// NewProxy builds a proxy; vms serves the VMs whose actions act on their instance. With a nil
+// resolver or TLS configuration every action that needs a node agent answers 503 with an
+// explanation; state checks and dry runs still work.
+func NewProxy(instances, vms rest.Getter, nodes NodeResolver, tlsConfig *tls.Config) *Proxy {
+	p := &Proxy{instances: instances, vms: vms, nodes: nodes}
 	if tlsConfig != nil {
 		dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 		p.transport = &http.Transport{
@@ -82,9 +85,27 @@ func NewOptions(a streams.Action) runtime.Object {
 
 // Handler serves one action.
 func (p *Proxy) Handler(a streams.Action) subresource.Handler {
+	return p.handler(a, false)
+}
+
+// VMHandler serves a stream action on a VirtualMachine: on its instance, which has the VM's
+// name (KubeVirt serves port forwarding on both).
+func (p *Proxy) VMHandler(a streams.Action) subresource.Handler {
+	return p.handler(a, true)
+}
+
+func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 	return subresource.HandlerFunc(func(w http.ResponseWriter, r *http.Request, namespace, name string) {
 		if !subresource.RequireMethod(w, r, a.Method()) {
 			return
+		}
+		var forward streams.ForwardedPort
+		if a.TakesPort() {
+			var err error
+			if forward, err = forwardedPort(r.URL.Path, a); err != nil {
+				subresource.WriteError(w, apierrors.NewBadRequest(err.Error()))
+				return
+			}
 		}
 		dryRun := false
 		if a.IsStream() {
@@ -107,7 +128,17 @@ func (p *Proxy) Handler(a streams.Action) subresource.Handler {
 			}
 		}
 		ctx := genericapirequest.WithNamespace(r.Context(), namespace)
+		if ofVM {
+			// The VM must exist (404 otherwise); its instance has its name.
+			if _, err := p.vms.Get(ctx, name, &metav1.GetOptions{}); err != nil {
+				subresource.WriteError(w, err)
+				return
+			}
+		}
 		vmi, err := p.instance(ctx, name)
+		if ofVM && apierrors.IsNotFound(err) {
+			err = apierrors.NewConflict(kubevirtv1.Resource("virtualmachines"), name, fmt.Errorf("VM is not running"))
+		}
 		if err == nil {
 			err = Check(a, vmi)
 		}
@@ -119,7 +150,7 @@ func (p *Proxy) Handler(a streams.Action) subresource.Handler {
 			subresource.WriteOK(w)
 			return
 		}
-		target, err := p.target(ctx, vmi, a)
+		target, err := p.target(ctx, vmi, a, forward)
 		if err != nil {
 			subresource.WriteError(w, err)
 			return
@@ -148,8 +179,19 @@ func (p *Proxy) instance(ctx context.Context, name string) (*kubevirtv1.VirtualM
 	return vmi, nil
 }
 
+// forwardedPort reads the port and protocol that follow the action in a request path:
+// .../portforward/{port} or .../portforward/{port}/{protocol}. Namespaces and names hold no
+// slash, so the first "/portforward/" is the subresource.
+func forwardedPort(path string, a streams.Action) (streams.ForwardedPort, error) {
+	_, rest, found := strings.Cut(path, "/"+string(a)+"/")
+	if !found {
+		return streams.ForwardedPort{}, fmt.Errorf("%s needs a port: .../%s/{port} or .../%s/{port}/{protocol}", a, a, a)
+	}
+	return streams.ParseForwardedPort(strings.Split(rest, "/"))
+}
+
 // target resolves the node agent URL of the action.
-func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, a streams.Action) (*url.URL, error) {
+func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, a streams.Action, forward streams.ForwardedPort) (*url.URL, error) {
 	if p.transport == nil || p.nodes == nil {
 		return nil, apierrors.NewServiceUnavailable(notConfigured)
 	}
@@ -157,7 +199,7 @@ func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	if err != nil {
 		return nil, err
 	}
-	t := streams.Target{Namespace: vmi.Namespace, Name: vmi.Name, Action: a}
+	t := streams.Target{Namespace: vmi.Namespace, Name: vmi.Name, Action: a, Forward: forward}
 	return &url.URL{Scheme: "https", Host: endpoint, Path: t.Path()}, nil
 }
 
