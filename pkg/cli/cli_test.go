@@ -200,3 +200,42 @@ func TestMigrateCancel(t *testing.T) {
 		})
 	}
 }
+
+func TestParsePortForwardArguments(t *testing.T) {
+	for _, tc := range []struct {
+		target, resource, name string
+		wantErr                bool
+	}{
+		{target: "vmi/a", resource: "virtualmachineinstances", name: "a"},
+		{target: "vm/b", resource: "virtualmachines", name: "b"},
+		{target: "c", resource: "virtualmachineinstances", name: "c"},
+		{target: "pod/a", wantErr: true},
+		{target: "vm/", wantErr: true},
+	} {
+		resource, name, err := parseForwardTarget(tc.target)
+		if (err != nil) != tc.wantErr || resource != tc.resource || name != tc.name {
+			t.Errorf("parseForwardTarget(%q) = %q, %q, %v", tc.target, resource, name, err)
+		}
+	}
+	for _, tc := range []struct {
+		arg     string
+		want    portMapping
+		wantErr bool
+	}{
+		{arg: "22", want: portMapping{local: 22, remote: 22}},
+		{arg: "2222:22", want: portMapping{local: 2222, remote: 22}},
+		{arg: ":80", want: portMapping{local: 0, remote: 80}},
+		{arg: "0:80/tcp", want: portMapping{local: 0, remote: 80}},
+		{arg: "53/udp", wantErr: true},
+		{arg: "53/sctp", wantErr: true},
+		{arg: "0", wantErr: true},
+		{arg: "70000", wantErr: true},
+		{arg: "x:22", wantErr: true},
+		{arg: "-1:22", wantErr: true},
+	} {
+		got, err := parsePortMapping(tc.arg)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("parsePortMapping(%q) = %+v, %v; want %+v, error %v", tc.arg, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

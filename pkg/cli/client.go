@@ -104,7 +104,12 @@ func statusError(resp *http.Response) error {
 // dial opens a console or vnc stream of an instance, authenticated like every other request
 // of the kubeconfig (tokens, client certificates, exec plugins, impersonation).
 func (c *client) dial(ctx context.Context, name string, action streams.Action) (*websocket.Conn, error) {
-	u, err := c.url(subresourcesPath(c.namespace, "virtualmachineinstances", name, string(action)), nil)
+	return c.dialStream(ctx, "virtualmachineinstances", name, string(action), string(action))
+}
+
+// dialStream opens the stream subresource at .../resource/name/subpath; what names it in errors.
+func (c *client) dialStream(ctx context.Context, resource, name, subpath, what string) (*websocket.Conn, error) {
+	u, err := c.url(subresourcesPath(c.namespace, resource, name, subpath), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +131,7 @@ func (c *client) dial(ctx context.Context, name string, action streams.Action) (
 		if resp != nil && resp.StatusCode >= 300 {
 			return nil, statusError(resp)
 		}
-		return nil, fmt.Errorf("connecting to the %s of %s: %w", action, name, err)
+		return nil, fmt.Errorf("connecting to the %s of %s: %w", what, name, err)
 	}
 	return d.conn, nil
 }

@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,6 +36,11 @@ type options struct {
 }
 
 // client resolves the kubeconfig into a REST config and namespace.
+// warn reports a problem that does not end the command (a stream a proxy could not open).
+func (o *options) warn(err error) {
+	_, _ = fmt.Fprintln(o.streams.ErrOut, "warning:", err)
+}
+
 func (o *options) client() (*client, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
 	cfg, err := cc.ClientConfig()
@@ -84,7 +90,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	root.AddCommand(
 		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o), newMigrateCancelCommand(o),
 		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
-		newConsoleCommand(o), newVNCCommand(o),
+		newConsoleCommand(o), newVNCCommand(o), newPortForwardCommand(o),
 	)
 	return root
 }

@@ -49,48 +49,15 @@ func newVNCCommand(o *options) *cobra.Command {
 			} else if err := startViewer(ctx, cancel, address, local); err != nil {
 				_, _ = fmt.Fprintf(o.streams.ErrOut, "%v; connect a VNC viewer to %s\n", err, net.JoinHostPort(address, strconv.Itoa(local)))
 			}
-			return serveVNC(ctx, l, first, func() (*websocket.Conn, error) {
+			return serveStreams(ctx, l, first, func() (*websocket.Conn, error) {
 				return c.dial(ctx, name, streams.ActionVNC)
-			})
+			}, o.warn)
 		},
 	}
 	cmd.Flags().BoolVar(&proxyOnly, "proxy-only", false, "Only run the proxy and print its port as JSON.")
 	cmd.Flags().IntVar(&port, "port", 0, "Local port to listen on (0 picks a free one).")
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1", "Local address to listen on.")
 	return cmd
-}
-
-// serveVNC carries each accepted connection over its own stream until ctx ends; the first
-// connection uses the stream dialled up front.
-func serveVNC(ctx context.Context, l net.Listener, first *websocket.Conn, dial func() (*websocket.Conn, error)) error {
-	go func() {
-		<-ctx.Done()
-		_ = l.Close()
-	}()
-	pending := first
-	defer func() {
-		if pending != nil {
-			_ = pending.Close()
-		}
-	}()
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		ws := pending
-		pending = nil
-		if ws == nil {
-			if ws, err = dial(); err != nil {
-				_ = conn.Close()
-				return err
-			}
-		}
-		go func() { _ = streams.Pipe(ctx, ws, conn) }()
-	}
 }
 
 // startViewer runs the first VNC viewer found; the proxy stops when the viewer exits.

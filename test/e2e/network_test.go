@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,36 +113,18 @@ func TestMasqueradeNetwork(t *testing.T) {
 	// kubectl port-forward connects to 127.0.0.1:8080 inside the pod.
 	pfCtx, stopPF := context.WithCancel(ctx)
 	defer stopPF()
-	pf := e.c.KubectlCommand(pfCtx, "port-forward", "-n", e.ns, "pod/"+pod.Name, ":8080")
-	pfOut, err := pf.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pf.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stopPF(); _ = pf.Wait() }()
-	local := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pfOut)
-		re := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				local <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, pfOut)
-	}()
-	select {
-	case addr := <-local:
-		body, err := waitHTTP(addr, 30*time.Second)
-		if err != nil || !strings.Contains(body, guestWebMarker) {
-			t.Errorf("GET through kubectl port-forward %s: %q, %v; want the guest's page", addr, body, err)
-		} else {
-			t.Logf("GET through kubectl port-forward (%s -> pod 127.0.0.1:8080): %s", addr, guestWebMarker)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("kubectl port-forward did not start")
+	getThroughForward(t, e.c.KubectlCommand(pfCtx, "port-forward", "-n", e.ns, "pod/"+pod.Name, ":8080"), "kubectl port-forward")
+	// nativevirt port-forward (KubeVirt's portforward subresource): the apiserver, the node
+	// agent, a connection made in the pod's network namespace, the NAT to the guest.
+	getThroughForward(t, f.cli.command(pfCtx, "port-forward", "vmi/"+vmi.Name, ":8080"), "nativevirt port-forward")
+	// A port the guest does not get (not declared): refused at once, with the reason.
+	refusedCtx, cancelRefused := context.WithTimeout(ctx, cliTimeout)
+	refused, err := f.cli.command(refusedCtx, "port-forward", "vmi/"+vmi.Name, ":8081").CombinedOutput()
+	cancelRefused()
+	if err == nil || !strings.Contains(string(refused), "connecting to port 8081/tcp") {
+		t.Errorf("nativevirt port-forward to the undeclared port 8081: %v\n%s\nwant a refusal naming the port", err, refused)
+	} else {
+		t.Logf("nativevirt port-forward to the undeclared port 8081: %s", strings.TrimSpace(string(refused)))
 	}
 
 	// The guest's own connection leaves from the pod IP.
@@ -197,5 +180,44 @@ func waitHTTP(addr string, timeout time.Duration) (string, error) {
 			return body, err
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// getThroughForward starts a port-forward command that prints "Forwarding from ADDR -> 8080"
+// (kubectl's and nativevirt's alike), GETs the guest's page through ADDR and stops it.
+func getThroughForward(t *testing.T, pf *exec.Cmd, what string) {
+	t.Helper()
+	pfOut, err := pf.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = pf.Process.Kill()
+		_ = pf.Wait()
+	}()
+	local := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pfOut)
+		re := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				local <- m[1]
+			}
+		}
+		_, _ = io.Copy(io.Discard, pfOut)
+	}()
+	select {
+	case addr := <-local:
+		body, err := waitHTTP(addr, 30*time.Second)
+		if err != nil || !strings.Contains(body, guestWebMarker) {
+			t.Errorf("GET through %s %s: %q, %v; want the guest's page", what, addr, body, err)
+		} else {
+			t.Logf("GET through %s (%s -> 127.0.0.1:8080 in the pod): %s", what, addr, guestWebMarker)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("%s did not start", what)
 	}
 }

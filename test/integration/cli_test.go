@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -158,6 +160,84 @@ func TestCLIVNCProxy(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("vnc proxy did not stop")
+	}
+}
+
+// TestCLIPortForward: `nativevirt port-forward vm/NAME LOCAL:PORT` prints where it listens and
+// carries each local TCP connection over its own portforward stream to the guest's port; a VM
+// that does not run is refused at once with the server's message.
+func TestCLIPortForward(t *testing.T) {
+	w := startStreamWorld(t, streams.APIServerCommonName)
+	c := w.srv.Clientset(t)
+	vmi := makeVM(t, c, "pf-cli", vmState{runStrategy: kubevirtv1.RunStrategyAlways, vmiPhase: kubevirtv1.Running})
+	w.agent.run(vmi.Name, vmi.UID)
+	makeVM(t, c, "pf-halted", vmState{runStrategy: kubevirtv1.RunStrategyHalted})
+
+	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "port-forward", "vm/pf-halted", "2222:22"); err == nil || !strings.Contains(err.Error(), "VM is not running") {
+		t.Errorf("port-forward of a halted VM: %v, want the 409 message", err)
+	}
+	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "port-forward", "vm/pf-cli", fmt.Sprint(closedGuestPort)); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("port-forward to a closed guest port: %v, want the agent's reason", err)
+	}
+	for _, bad := range [][]string{{"vm/pf-cli", "0"}, {"vm/pf-cli", "22/udp"}, {"pod/pf-cli", "22"}, {"vm/pf-cli", "x:22"}} {
+		if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, append([]string{"port-forward"}, bad...)...); err == nil {
+			t.Errorf("port-forward %v: no error", bad)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "port-forward", "vm/pf-cli", ":22", "0:8080")
+	}()
+	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> (\d+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(forwarding.FindAllString(out.String(), -1)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	lines := forwarding.FindAllStringSubmatch(out.String(), -1)
+	if len(lines) != 2 {
+		cancel()
+		t.Fatalf("port-forward printed %q, want two Forwarding lines", out.String())
+	}
+	for i := 0; i < 2; i++ { // the stream dialled up front, then a fresh one
+		for _, l := range lines {
+			conn, err := net.Dial("tcp", l[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("to %s #%d", l[2], i)
+			_, _ = io.WriteString(conn, want)
+			got := make([]byte, len(want))
+			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
+				t.Errorf("connection %d to %s: %q, %v; want %q", i, l[1], got, err, want)
+			}
+			_ = conn.Close()
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("port-forward: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("port-forward did not stop")
+	}
+	var forwards []string
+	for _, r := range w.agent.seen() {
+		if strings.Contains(r, "/portforward/") && !strings.Contains(r, fmt.Sprintf("/portforward/%d/", closedGuestPort)) {
+			forwards = append(forwards, r)
+		}
+	}
+	want := []string{ // one stream per connection, two per port
+		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
+		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
+	}
+	if diff := cmp.Diff(want, forwards); diff != "" {
+		t.Errorf("streams at the agent (-want +got):\n%s", diff)
 	}
 }
 
