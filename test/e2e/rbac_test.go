@@ -105,6 +105,7 @@ func TestRBACMatrix(t *testing.T) {
 		{"stop vm (subresources.kubevirt.io)", actionAccess, http.MethodPut, subNS + "/virtualmachines/seed/stop" + dry, "{}"},
 		{"pause vmi (subresources.kubevirt.io)", actionAccess, http.MethodPut, subNS + "/virtualmachineinstances/seed/pause" + dry, "{}"},
 		{"console vmi (subresources.kubevirt.io)", actionAccess, http.MethodGet, subNS + "/virtualmachineinstances/seed/console", ""},
+		{"portforward vm (subresources.kubevirt.io)", actionAccess, http.MethodGet, subNS + "/virtualmachines/seed/portforward/22/tcp", ""},
 		{"version", anyAuthenticatedAccess, http.MethodGet, sub + "/version", ""},
 		{"healthz", anyAuthenticatedAccess, http.MethodGet, sub + "/healthz", ""},
 	}
