@@ -14,12 +14,15 @@ package streamserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -110,7 +113,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			streams.ActionPause: h.b.Pause, streams.ActionUnpause: h.b.Unpause, streams.ActionSoftReboot: h.b.SoftReboot,
 		}[t.Action]
 		if err := do(ctx, t.Namespace, t.Name, uid); err != nil {
-			writeError(w, err)
+			writeStatus(w, err)
 			return
 		}
 		logger.Info("Done")
@@ -118,21 +121,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case streams.ActionConsole:
 		s, err := h.b.Console(ctx, t.Namespace, t.Name, uid)
 		if err != nil {
-			writeError(w, err)
+			writeStatus(w, err)
 			return
 		}
 		h.pipe(w, r, s, logger)
 	case streams.ActionVNC:
 		c, err := h.b.VNC(ctx, t.Namespace, t.Name, uid)
 		if err != nil {
-			writeError(w, err)
+			writeStatus(w, err)
 			return
 		}
 		h.pipe(w, r, c, logger)
 	case streams.ActionPortForward:
 		c, err := h.b.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
 		if err != nil {
-			writeError(w, err)
+			writeStatus(w, err)
 			return
 		}
 		h.pipe(w, r, c, logger.WithValues("port", t.Forward.Port, "protocol", t.Forward.Protocol))
@@ -185,16 +188,54 @@ func (h *handler) tunnel(w http.ResponseWriter, r *http.Request) {
 	logger.V(2).Info("Migration tunnel closed", "bytesIn", in, "bytesOut", out)
 }
 
+// writeError answers a migration tunnel's failure in plain text.
 func writeError(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, ErrNotFound):
-		code = http.StatusNotFound
-	case errors.Is(err, ErrConflict):
-		code = http.StatusConflict
-	case errors.Is(err, ErrUnavailable):
-		code = http.StatusServiceUnavailable
+	code, _, _ := classify(err)
+	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
 	http.Error(w, err.Error(), code)
+}
+
+// writeStatus answers a VMI request's failure as a metav1.Status, as the API does: the apiserver
+// passes a failed stream upgrade on to the caller unchanged, and virtctl shows the message of a
+// Status (of a plain text answer only the code).
+func writeStatus(w http.ResponseWriter, err error) {
+	code, reason, sentinel := classify(err)
+	msg := err.Error()
+	if sentinel != nil {
+		msg = strings.TrimSuffix(msg, ": "+sentinel.Error())
+	}
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  msg,
+		Reason:   reason,
+		Code:     int32(code),
+	}
+	body, jerr := json.Marshal(st)
+	if jerr != nil {
+		http.Error(w, msg, code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// classify maps err to its HTTP code and API reason, and the sentinel it wraps (nil: none).
+func classify(err error) (int, metav1.StatusReason, error) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, metav1.StatusReasonNotFound, ErrNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict, metav1.StatusReasonConflict, ErrConflict
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, ErrUnavailable
+	}
+	return http.StatusInternalServerError, metav1.StatusReasonInternalError, nil
 }

@@ -3,6 +3,7 @@ package streamserver
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nativevirt/nativevirt/pkg/node/console"
@@ -337,6 +339,50 @@ func TestPortForward(t *testing.T) {
 		}
 		if got, want := readFrame(t, ws), fmt.Sprintf("%d/%s:hello", port.Port, port.Protocol); got != want {
 			t.Errorf("the guest answered %q, want %q", got, want)
+		}
+	}
+}
+
+// A VMI request that fails is answered with a Status naming the reason, for commands and for
+// streams alike (virtctl shows a Status's message, of a plain text answer only the code).
+func TestVMIFailuresAreStatuses(t *testing.T) {
+	w := start(t, newBackend())
+	for _, tc := range []struct {
+		method string
+		target streams.Target
+		uid    types.UID
+		code   int32
+		reason metav1.StatusReason
+		msg    string
+	}{
+		{http.MethodPut, streams.Target{Namespace: "default", Name: "vm", Action: streams.ActionPause}, "other",
+			http.StatusConflict, metav1.StatusReasonConflict, "uid other is not uid-1"},
+		{http.MethodGet, streams.Target{Namespace: "default", Name: "nope", Action: streams.ActionConsole}, vmiUID,
+			http.StatusNotFound, metav1.StatusReasonNotFound, "no domain for default/nope"},
+		{http.MethodGet, streams.Target{Namespace: "default", Name: "reattaching", Action: streams.ActionPortForward,
+			Forward: streams.ForwardedPort{Port: 22, Protocol: "tcp"}}, vmiUID,
+			http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "not re-attached to default/reattaching yet"},
+	} {
+		req, err := http.NewRequest(tc.method, tc.target.URL(w.endpoint()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(streams.VMIUIDHeader, string(tc.uid))
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st metav1.Status
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %v, Content-Type %q; want a JSON Status", tc.target.Path(), err, resp.Header.Get("Content-Type"))
+		}
+		want := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Message: tc.msg, Reason: tc.reason, Code: tc.code}
+		if diff := cmp.Diff(want, st); diff != "" || resp.StatusCode != int(tc.code) {
+			t.Errorf("%s: HTTP %d (-want +got):\n%s", tc.target.Path(), resp.StatusCode, diff)
 		}
 	}
 }

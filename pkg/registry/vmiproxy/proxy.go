@@ -12,6 +12,7 @@ package vmiproxy
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -219,6 +220,10 @@ func (p *Proxy) put(ctx context.Context, target *url.URL, vmi *kubevirtv1.Virtua
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	msg := strings.TrimSpace(string(raw))
+	var st metav1.Status
+	if json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Message != "" {
+		msg = st.Message // the node agent's answer
+	}
 	gr := kubevirtv1.Resource("virtualmachineinstances")
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
