@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 func newPortForwardCommand(o *options) *cobra.Command {
 	var address string
+	var stdio bool
 	cmd := &cobra.Command{
 		Use:   "port-forward TYPE/NAME [LOCAL:]PORT...",
 		Short: "Forward local ports to ports of a running instance or VM",
@@ -24,8 +26,9 @@ func newPortForwardCommand(o *options) *cobra.Command {
 			"port-forward does: TYPE is vmi or vm (a VM's port is its running instance's), NAME alone " +
 			"means vmi/NAME. PORT is the guest's port; LOCAL is the local one (the same by default, " +
 			"0 or empty picks a free one), e.g. 8080:80 or :22. Each connection gets its own stream " +
-			"(subresource portforward/PORT/tcp). Forwarding of UDP ports (PORT/udp) is served by the API " +
-			"but not by this command.",
+			"(subresource portforward/PORT/tcp). With --stdio the command carries its standard input and " +
+			"output to one port instead (for ssh's ProxyCommand). Forwarding of UDP ports (PORT/udp) is " +
+			"served by the API but not by this command.",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resource, name, err := parseForwardTarget(args[0])
@@ -43,6 +46,20 @@ func newPortForwardCommand(o *options) *cobra.Command {
 			c, err := o.client()
 			if err != nil {
 				return err
+			}
+			if stdio {
+				if len(forwards) != 1 || forwards[0].local != forwards[0].remote {
+					return fmt.Errorf("--stdio carries one guest port: give PORT alone")
+				}
+				ws, err := c.dialStream(cmd.Context(), resource, name,
+					fmt.Sprintf("%s/%d/tcp", streams.ActionPortForward, forwards[0].remote), fmt.Sprintf("port %d", forwards[0].remote))
+				if err != nil {
+					return err
+				}
+				return streams.Pipe(cmd.Context(), ws, struct {
+					io.Reader
+					io.Writer
+				}{o.streams.In, o.streams.Out})
 			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
@@ -101,6 +118,7 @@ func newPortForwardCommand(o *options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1", "Local address to listen on.")
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "Carry standard input and output to the one guest port given.")
 	return cmd
 }
 

@@ -117,6 +117,36 @@ func TestMasqueradeNetwork(t *testing.T) {
 	// nativevirt port-forward (KubeVirt's portforward subresource): the apiserver, the node
 	// agent, a connection made in the pod's network namespace, the NAT to the guest.
 	getThroughForward(t, f.cli.command(pfCtx, "port-forward", "vmi/"+vmi.Name, ":8080"), "nativevirt port-forward")
+	// --stdio, as ssh's ProxyCommand uses it: a request on its input, the guest's answer on its
+	// output; the guest's web server closes after answering, which ends the command.
+	stdio := f.cli.command(pfCtx, "port-forward", "--stdio", "vmi/"+vmi.Name, "8080")
+	stdin, err := stdio.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := stdio.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stdio.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.WriteString(stdin, "GET /index.html HTTP/1.0\r\n\r\n")
+	answer := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(stdout); answer <- b }()
+	select {
+	case b := <-answer:
+		if !strings.Contains(string(b), guestWebMarker) {
+			t.Errorf("nativevirt port-forward --stdio answered %q, want the guest's page", b)
+		} else {
+			t.Logf("nativevirt port-forward --stdio: HTTP/1.0 GET answered with %s", guestWebMarker)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("nativevirt port-forward --stdio: no answer within 30 s")
+	}
+	_ = stdin.Close()
+	_ = stdio.Process.Kill()
+	_ = stdio.Wait()
 	// A port the guest does not get (not declared): refused at once, with the reason.
 	refusedCtx, cancelRefused := context.WithTimeout(ctx, cliTimeout)
 	refused, err := f.cli.command(refusedCtx, "port-forward", "vmi/"+vmi.Name, ":8081").CombinedOutput()

@@ -185,6 +185,34 @@ func TestCLIPortForward(t *testing.T) {
 		}
 	}
 
+	// --stdio: standard input to the guest's port, its answer to standard output (ssh's
+	// ProxyCommand); the command ends when the input does.
+	stdin, input := io.Pipe()
+	var stdout syncBuffer
+	stdioDone := make(chan error, 1)
+	go func() {
+		stdioDone <- runCLI(t, w.srv, stdin, &stdout, "port-forward", "--stdio", "vm/pf-cli", "22")
+	}()
+	_, _ = io.WriteString(input, "SSH-2.0-OpenSSH_9.2\r\n")
+	for deadline := time.Now().Add(10 * time.Second); stdout.String() == "" && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if stdout.String() != "SSH-2.0-OpenSSH_9.2\r\n" {
+		t.Errorf("port-forward --stdio printed %q, want the echo of its input", stdout.String())
+	}
+	_ = input.Close()
+	select {
+	case err := <-stdioDone:
+		if err != nil {
+			t.Errorf("port-forward --stdio: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("port-forward --stdio did not end with its input")
+	}
+	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "port-forward", "--stdio", "vm/pf-cli", "2222:22"); err == nil {
+		t.Error("port-forward --stdio with a local port: no error")
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
@@ -232,7 +260,8 @@ func TestCLIPortForward(t *testing.T) {
 			forwards = append(forwards, r)
 		}
 	}
-	want := []string{ // one stream per connection, two per port
+	want := []string{ // --stdio's, then one stream per connection, two per port
+		"GET default/pf-cli/portforward/22/tcp uid-ok",
 		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
 		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
 	}
