@@ -222,12 +222,13 @@ func TestParsePortForwardArguments(t *testing.T) {
 		want    portMapping
 		wantErr bool
 	}{
-		{arg: "22", want: portMapping{local: 22, remote: 22}},
-		{arg: "2222:22", want: portMapping{local: 2222, remote: 22}},
-		{arg: ":80", want: portMapping{local: 0, remote: 80}},
-		{arg: "0:80/tcp", want: portMapping{local: 0, remote: 80}},
-		{arg: "53/udp", wantErr: true},
+		{arg: "22", want: portMapping{local: 22, remote: 22, protocol: "tcp"}},
+		{arg: "2222:22", want: portMapping{local: 2222, remote: 22, protocol: "tcp"}},
+		{arg: ":80", want: portMapping{local: 0, remote: 80, protocol: "tcp"}},
+		{arg: "0:80/tcp", want: portMapping{local: 0, remote: 80, protocol: "tcp"}},
+		{arg: "5353:53/udp", want: portMapping{local: 5353, remote: 53, protocol: "udp"}},
 		{arg: "53/sctp", wantErr: true},
+		{arg: "53/", wantErr: true},
 		{arg: "0", wantErr: true},
 		{arg: "70000", wantErr: true},
 		{arg: "x:22", wantErr: true},

@@ -20,15 +20,15 @@ func newPortForwardCommand(o *options) *cobra.Command {
 	var address string
 	var stdio bool
 	cmd := &cobra.Command{
-		Use:   "port-forward TYPE/NAME [LOCAL:]PORT...",
+		Use:   "port-forward TYPE/NAME [LOCAL:]PORT[/PROTOCOL]...",
 		Short: "Forward local ports to ports of a running instance or VM",
 		Long: "Listen on local ports and carry every connection to a port of the guest, as virtctl " +
 			"port-forward does: TYPE is vmi or vm (a VM's port is its running instance's), NAME alone " +
 			"means vmi/NAME. PORT is the guest's port; LOCAL is the local one (the same by default, " +
-			"0 or empty picks a free one), e.g. 8080:80 or :22. Each connection gets its own stream " +
-			"(subresource portforward/PORT/tcp). With --stdio the command carries its standard input and " +
-			"output to one port instead (for ssh's ProxyCommand). Forwarding of UDP ports (PORT/udp) is " +
-			"served by the API but not by this command.",
+			"0 or empty picks a free one), e.g. 8080:80 or :22; PROTOCOL is tcp (the default) or udp. Each TCP " +
+			"connection, and each UDP client address, gets its own stream (subresource portforward/PORT/PROTOCOL). " +
+			"With --stdio the command carries its standard input and output to one TCP port instead (for " +
+			"ssh's ProxyCommand).",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resource, name, err := parseForwardTarget(args[0])
@@ -48,8 +48,8 @@ func newPortForwardCommand(o *options) *cobra.Command {
 				return err
 			}
 			if stdio {
-				if len(forwards) != 1 || forwards[0].local != forwards[0].remote {
-					return fmt.Errorf("--stdio carries one guest port: give PORT alone")
+				if len(forwards) != 1 || forwards[0].local != forwards[0].remote || forwards[0].protocol != "tcp" {
+					return fmt.Errorf("--stdio carries one TCP guest port: give PORT alone")
 				}
 				ws, err := c.dialStream(cmd.Context(), resource, name,
 					fmt.Sprintf("%s/%d/tcp", streams.ActionPortForward, forwards[0].remote), fmt.Sprintf("port %d", forwards[0].remote))
@@ -64,47 +64,52 @@ func newPortForwardCommand(o *options) *cobra.Command {
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			dial := func(m portMapping) (*websocket.Conn, error) {
-				return c.dialStream(ctx, resource, name, fmt.Sprintf("%s/%d/tcp", streams.ActionPortForward, m.remote),
-					fmt.Sprintf("port %d", m.remote))
+				return c.dialStream(ctx, resource, name, fmt.Sprintf("%s/%d/%s", streams.ActionPortForward, m.remote, m.protocol),
+					fmt.Sprintf("port %d/%s", m.remote, m.protocol))
 			}
-			var listeners []net.Listener
+			// Each forward's server, started once every port listens.
+			var servers []func() error
+			var closers []io.Closer
 			defer func() {
-				for _, l := range listeners {
-					_ = l.Close()
-				}
-			}()
-			var firsts []*websocket.Conn
-			defer func() {
-				for _, ws := range firsts {
-					if ws != nil {
-						_ = ws.Close()
-					}
+				for _, c := range closers {
+					_ = c.Close()
 				}
 			}()
 			for _, m := range forwards {
 				// One stream up front, so that a stopped instance or a bad port is reported at once;
-				// it carries the first connection.
+				// it carries the first connection (or the first UDP client's datagrams).
 				first, err := dial(m)
 				if err != nil {
 					return err
 				}
-				firsts = append(firsts, first)
-				l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(m.local)))
+				closers = append(closers, first)
+				next := func() (*websocket.Conn, error) { return dial(m) }
+				local := net.JoinHostPort(address, strconv.Itoa(m.local))
+				if m.protocol == "udp" {
+					pc, err := net.ListenPacket("udp", local)
+					if err != nil {
+						return err
+					}
+					closers = append(closers, pc)
+					_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d/udp\n", pc.LocalAddr(), m.remote)
+					servers = append(servers, func() error { return serveDatagrams(ctx, pc, first, next, o.warn) })
+					continue
+				}
+				l, err := net.Listen("tcp", local)
 				if err != nil {
 					return err
 				}
-				listeners = append(listeners, l)
+				closers = append(closers, l)
 				_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d\n", l.Addr(), m.remote)
+				servers = append(servers, func() error { return serveStreams(ctx, l, first, next, o.warn) })
 			}
 			var wg sync.WaitGroup
-			errs := make(chan error, len(listeners))
-			for i, l := range listeners {
-				m, first := forwards[i], firsts[i]
-				firsts[i] = nil // serveStreams owns it now
+			errs := make(chan error, len(servers))
+			for _, serve := range servers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs <- serveStreams(ctx, l, first, func() (*websocket.Conn, error) { return dial(m) }, o.warn)
+					errs <- serve()
 				}()
 			}
 			var first error
@@ -122,8 +127,11 @@ func newPortForwardCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-// portMapping is one LOCAL:PORT argument.
-type portMapping struct{ local, remote int }
+// portMapping is one LOCAL:PORT/PROTOCOL argument.
+type portMapping struct {
+	local, remote int
+	protocol      string // tcp or udp
+}
 
 // parseForwardTarget reads vmi/NAME, vm/NAME or NAME (an instance).
 func parseForwardTarget(s string) (resource, name string, err error) {
@@ -145,14 +153,14 @@ func parseForwardTarget(s string) (resource, name string, err error) {
 	return resource, name, nil
 }
 
-// parsePortMapping reads PORT, LOCAL:PORT or :PORT; a /tcp suffix is accepted, /udp refused.
+// parsePortMapping reads PORT, LOCAL:PORT or :PORT, each optionally followed by /tcp or /udp.
 func parsePortMapping(s string) (portMapping, error) {
-	spec, protocol, _ := strings.Cut(s, "/")
-	if protocol != "" && protocol != "tcp" {
-		if protocol == "udp" {
-			return portMapping{}, fmt.Errorf("%q: this command forwards TCP only", s)
-		}
-		return portMapping{}, fmt.Errorf("%q: unknown protocol %q (tcp)", s, protocol)
+	spec, protocol, hasProtocol := strings.Cut(s, "/")
+	if !hasProtocol {
+		protocol = "tcp"
+	}
+	if protocol != "tcp" && protocol != "udp" {
+		return portMapping{}, fmt.Errorf("%q: unknown protocol %q (tcp or udp)", s, protocol)
 	}
 	local, remote, hasLocal := strings.Cut(spec, ":")
 	if !hasLocal {
@@ -168,7 +176,7 @@ func parsePortMapping(s string) (portMapping, error) {
 			return portMapping{}, fmt.Errorf("%q: the local port must be a number from 0 to 65535", s)
 		}
 	}
-	return portMapping{local: l, remote: r}, nil
+	return portMapping{local: l, remote: r, protocol: protocol}, nil
 }
 
 // serveStreams carries each accepted connection over a stream of its own until ctx ends; the
@@ -211,5 +219,66 @@ func serveStreams(ctx context.Context, l net.Listener, first *websocket.Conn, di
 			}
 			_ = streams.Pipe(ctx, ws, conn)
 		}()
+	}
+}
+
+// serveDatagrams forwards UDP: each client address gets a stream of its own (the first one the
+// stream dialled up front), a datagram from the client is one message on it, and each message
+// back is one datagram to that client. It ends with ctx.
+func serveDatagrams(ctx context.Context, pc net.PacketConn, first *websocket.Conn, dial func() (*websocket.Conn, error), warn func(error)) error {
+	go func() {
+		<-ctx.Done()
+		_ = pc.Close()
+	}()
+	var mu sync.Mutex
+	peers := map[string]*websocket.Conn{}
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ws := range peers {
+			_ = ws.Close()
+		}
+	}()
+	pending := first
+	buf := make([]byte, 64*1024)
+	for {
+		n, addr, err := pc.ReadFrom(buf)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		key := addr.String()
+		mu.Lock()
+		ws := peers[key]
+		mu.Unlock()
+		if ws == nil {
+			if ws, pending = pending, nil; ws == nil {
+				if ws, err = dial(); err != nil {
+					warn(err)
+					continue
+				}
+			}
+			mu.Lock()
+			peers[key] = ws
+			mu.Unlock()
+			go func() {
+				for {
+					_, data, err := ws.ReadMessage()
+					if err != nil {
+						mu.Lock()
+						delete(peers, key)
+						mu.Unlock()
+						_ = ws.Close()
+						return
+					}
+					_, _ = pc.WriteTo(data, addr)
+				}
+			}()
+		}
+		if err := ws.WriteMessage(websocket.BinaryMessage, buf[:n]); err != nil {
+			warn(fmt.Errorf("forwarding a datagram from %s: %w", key, err))
+		}
 	}
 }

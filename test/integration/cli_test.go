@@ -179,7 +179,7 @@ func TestCLIPortForward(t *testing.T) {
 	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "port-forward", "vm/pf-cli", fmt.Sprint(closedGuestPort)); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("port-forward to a closed guest port: %v, want the agent's reason", err)
 	}
-	for _, bad := range [][]string{{"vm/pf-cli", "0"}, {"vm/pf-cli", "22/udp"}, {"pod/pf-cli", "22"}, {"vm/pf-cli", "x:22"}} {
+	for _, bad := range [][]string{{"vm/pf-cli", "0"}, {"vm/pf-cli", "22/sctp"}, {"pod/pf-cli", "22"}, {"vm/pf-cli", "x:22"}} {
 		if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, append([]string{"port-forward"}, bad...)...); err == nil {
 			t.Errorf("port-forward %v: no error", bad)
 		}
@@ -217,17 +217,35 @@ func TestCLIPortForward(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "port-forward", "vm/pf-cli", ":22", "0:8080")
+		done <- runCLIContext(ctx, t, w.srv, strings.NewReader(""), &out, "port-forward", "vm/pf-cli", ":22", "0:8080", "0:53/udp")
 	}()
-	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> (\d+)`)
+	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> (\d+)\n`)
+	udp := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 53/udp\n`)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(forwarding.FindAllString(out.String(), -1)) < 2 && time.Now().Before(deadline) {
+	for !udp.MatchString(out.String()) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	lines := forwarding.FindAllStringSubmatch(out.String(), -1)
-	if len(lines) != 2 {
+	udpLine := udp.FindStringSubmatch(out.String())
+	if len(lines) != 2 || udpLine == nil {
 		cancel()
-		t.Fatalf("port-forward printed %q, want two Forwarding lines", out.String())
+		t.Fatalf("port-forward printed %q, want two TCP and one UDP Forwarding lines", out.String())
+	}
+	// UDP: each client address gets its own stream; a datagram comes back as one datagram.
+	for i := 0; i < 2; i++ {
+		conn, err := net.Dial("udp", udpLine[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("dns query #%d", i)
+		_, _ = io.WriteString(conn, want)
+		got := make([]byte, 100)
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(got)
+		if err != nil || string(got[:n]) != want {
+			t.Errorf("UDP client %d: %q, %v; want the datagram %q back", i, got[:n], err, want)
+		}
+		_ = conn.Close()
 	}
 	for i := 0; i < 2; i++ { // the stream dialled up front, then a fresh one
 		for _, l := range lines {
@@ -260,9 +278,10 @@ func TestCLIPortForward(t *testing.T) {
 			forwards = append(forwards, r)
 		}
 	}
-	want := []string{ // --stdio's, then one stream per connection, two per port
+	want := []string{ // --stdio's, the three up front, then one stream per further connection or client
 		"GET default/pf-cli/portforward/22/tcp uid-ok",
-		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
+		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok", "GET default/pf-cli/portforward/53/udp uid-ok",
+		"GET default/pf-cli/portforward/53/udp uid-ok",
 		"GET default/pf-cli/portforward/22/tcp uid-ok", "GET default/pf-cli/portforward/8080/tcp uid-ok",
 	}
 	if diff := cmp.Diff(want, forwards); diff != "" {
