@@ -54,6 +54,28 @@ func (c *client) url(path string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
+// get reads a GET action's JSON answer.
+func (c *client) get(ctx context.Context, resource, name, action string) ([]byte, error) {
+	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), nil)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode/100 != 2 {
+		return nil, statusError(resp)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+}
+
 // put sends an action with a JSON options body (nil: no body).
 func (c *client) put(ctx context.Context, resource, name, action string, body any) error {
 	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), nil)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -56,6 +58,33 @@ func newSoftRebootCommand(o *options) *cobra.Command {
 			}
 			_, _ = fmt.Fprintf(o.streams.Out, "VMI %s was scheduled to softreboot\n", args[0])
 			return nil
+		},
+	}
+}
+
+// newGuestAgentCommand builds `guestosinfo NAME`, `userlist NAME` or `fslist NAME`: what the
+// guest agent of a running instance reports, printed as indented JSON (as virtctl does).
+func newGuestAgentCommand(o *options, use, action, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " NAME",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			raw, err := c.get(cmd.Context(), "virtualmachineinstances", args[0], action)
+			if err != nil {
+				return fmt.Errorf("error getting the %s of VirtualMachineInstance %s: %w", action, args[0], err)
+			}
+			var out bytes.Buffer
+			if err := json.Indent(&out, raw, "", "  "); err != nil {
+				return fmt.Errorf("the server's answer is not JSON: %w", err)
+			}
+			out.WriteByte('\n')
+			_, err = o.streams.Out.Write(out.Bytes())
+			return err
 		},
 	}
 }

@@ -43,15 +43,27 @@ const (
 	// ActionPortForward streams a connection to a port of the guest (GET, WebSocket); its path
 	// ends in the port and the protocol (ForwardedPort).
 	ActionPortForward Action = "portforward"
+	// ActionGuestOSInfo asks the guest agent what it knows (GET, JSON).
+	ActionGuestOSInfo Action = "guestosinfo"
+	// ActionUserList lists the users logged in to the guest (GET, JSON).
+	ActionUserList Action = "userlist"
+	// ActionFileSystemList lists the guest's file systems (GET, JSON).
+	ActionFileSystemList Action = "filesystemlist"
 )
 
 // Actions lists every action, streams first.
-var Actions = []Action{ActionConsole, ActionVNC, ActionPortForward, ActionPause, ActionUnpause, ActionSoftReboot}
+var Actions = []Action{ActionConsole, ActionVNC, ActionPortForward, ActionPause, ActionUnpause, ActionSoftReboot,
+	ActionGuestOSInfo, ActionUserList, ActionFileSystemList}
 
 // IsStream reports whether the action is a WebSocket stream rather than a
 // one-shot request.
 func (a Action) IsStream() bool {
 	return a == ActionConsole || a == ActionVNC || a == ActionPortForward
+}
+
+// IsQuery reports whether the action reads from the guest agent and answers JSON.
+func (a Action) IsQuery() bool {
+	return a == ActionGuestOSInfo || a == ActionUserList || a == ActionFileSystemList
 }
 
 // TakesPort reports whether the action's path names a guest port (ForwardedPort).
@@ -89,7 +101,7 @@ func ParseForwardedPort(segments []string) (ForwardedPort, error) {
 
 // Method is the HTTP method the action is requested with.
 func (a Action) Method() string {
-	if a.IsStream() {
+	if a.IsStream() || a.IsQuery() {
 		return http.MethodGet
 	}
 	return http.MethodPut

@@ -64,6 +64,7 @@ func TestParsePath(t *testing.T) {
 func TestActionMethod(t *testing.T) {
 	want := map[Action]string{
 		ActionConsole: http.MethodGet, ActionVNC: http.MethodGet, ActionPortForward: http.MethodGet,
+		ActionGuestOSInfo: http.MethodGet, ActionUserList: http.MethodGet, ActionFileSystemList: http.MethodGet,
 		ActionPause: http.MethodPut, ActionUnpause: http.MethodPut, ActionSoftReboot: http.MethodPut,
 	}
 	got := map[Action]string{}

@@ -51,6 +51,9 @@ const (
 	actionAccess
 	// anyAuthenticatedAccess: subresources.kubevirt.io version and healthz (kubevirt.io:default).
 	anyAuthenticatedAccess
+	// guestAgentAccess: the guest agent's reports (guestosinfo, ...), which view may read. Like
+	// actions, they are authorized before the instance is looked at.
+	guestAgentAccess
 )
 
 // allowedUsers says who may make a request of each access: anonymous never; nv-nobody has no
@@ -61,6 +64,7 @@ var allowedUsers = map[access][]string{
 	writeAccess:            {"nv-editor", "nv-admin"},
 	actionAccess:           {"nv-editor", "nv-admin"},
 	anyAuthenticatedAccess: {"nv-nobody", "nv-viewer", "nv-editor", "nv-admin"},
+	guestAgentAccess:       {"nv-viewer", "nv-editor", "nv-admin"},
 }
 
 // matrixUsers are the clients of the matrix, in report order; roles maps each bound user to the
@@ -106,6 +110,8 @@ func TestRBACMatrix(t *testing.T) {
 		{"pause vmi (subresources.kubevirt.io)", actionAccess, http.MethodPut, subNS + "/virtualmachineinstances/seed/pause" + dry, "{}"},
 		{"console vmi (subresources.kubevirt.io)", actionAccess, http.MethodGet, subNS + "/virtualmachineinstances/seed/console", ""},
 		{"portforward vm (subresources.kubevirt.io)", actionAccess, http.MethodGet, subNS + "/virtualmachines/seed/portforward/22/tcp", ""},
+		{"guestosinfo vmi (subresources.kubevirt.io)", guestAgentAccess, http.MethodGet, subNS + "/virtualmachineinstances/seed/guestosinfo", ""},
+		{"userlist vmi (kubevirt.io)", guestAgentAccess, http.MethodGet, vmis + "/seed/userlist", ""},
 		{"version", anyAuthenticatedAccess, http.MethodGet, sub + "/version", ""},
 		{"healthz", anyAuthenticatedAccess, http.MethodGet, sub + "/healthz", ""},
 	}
@@ -146,7 +152,7 @@ func judge(need access, user string, allowed bool, code int) string {
 		return "want 403 Forbidden" + map[bool]string{true: " or 401", false: ""}[user == anonymous]
 	case denied:
 		return "want the request authorized"
-	case need == actionAccess && code < 500:
+	case (need == actionAccess || need == guestAgentAccess) && code < 500:
 		// Authorized; the action may not be served yet (404) or may refuse this VM's state.
 		return ""
 	case code >= 200 && code < 300:

@@ -21,15 +21,18 @@ func TestActionDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"virtualmachines/start":              "update",
-		"virtualmachines/stop":               "update",
-		"virtualmachines/restart":            "update",
-		"virtualmachines/migrate":            "update",
-		"virtualmachineinstances/pause":      "update",
-		"virtualmachineinstances/unpause":    "update",
-		"virtualmachineinstances/softreboot": "update",
-		"virtualmachineinstances/console":    "get",
-		"virtualmachineinstances/vnc":        "get",
+		"virtualmachines/start":                  "update",
+		"virtualmachines/stop":                   "update",
+		"virtualmachines/restart":                "update",
+		"virtualmachines/migrate":                "update",
+		"virtualmachineinstances/pause":          "update",
+		"virtualmachineinstances/unpause":        "update",
+		"virtualmachineinstances/softreboot":     "update",
+		"virtualmachineinstances/console":        "get",
+		"virtualmachineinstances/vnc":            "get",
+		"virtualmachineinstances/guestosinfo":    "get",
+		"virtualmachineinstances/userlist":       "get",
+		"virtualmachineinstances/filesystemlist": "get",
 	}
 	// Port forwarding's path goes on after its name (portforward/{port}/{protocol}): KubeVirt
 	// serves it in subresources.kubevirt.io only, and so does NativeVirt.

@@ -109,6 +109,11 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "wrong method", http.StatusMethodNotAllowed)
 	case target.Action.TakesPort() && target.Forward.Port == closedGuestPort:
 		http.Error(w, fmt.Sprintf("connecting to port %d/tcp: connection refused", closedGuestPort), http.StatusConflict)
+	case target.Action.IsQuery():
+		// A guest agent that knows its host name and one user.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"VirtualMachineInstanceGuestAgentInfo","apiVersion":"subresources.kubevirt.io/v1","hostname":%q,"action":%q}`,
+			target.Name, target.Action)
 	case target.Action.IsStream():
 		ws, err := streams.Upgrade(w, r)
 		if err != nil {

@@ -101,6 +101,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.FilesystemVirtiofs{}.OpenAPIModelName():                                      schema_pkg_apis_kubevirt_v1_FilesystemVirtiofs(ref),
 		v1.Firmware{}.OpenAPIModelName():                                                schema_pkg_apis_kubevirt_v1_Firmware(ref),
 		v1.GPU{}.OpenAPIModelName():                                                     schema_pkg_apis_kubevirt_v1_GPU(ref),
+		v1.GuestAgentCommandInfo{}.OpenAPIModelName():                                   schema_pkg_apis_kubevirt_v1_GuestAgentCommandInfo(ref),
 		v1.GuestAgentPing{}.OpenAPIModelName():                                          schema_pkg_apis_kubevirt_v1_GuestAgentPing(ref),
 		v1.HPETTimer{}.OpenAPIModelName():                                               schema_pkg_apis_kubevirt_v1_HPETTimer(ref),
 		v1.Handler{}.OpenAPIModelName():                                                 schema_pkg_apis_kubevirt_v1_Handler(ref),
@@ -184,7 +185,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_pkg_apis_kubevirt_v1_VirtualMachineCondition(ref),
 		v1.VirtualMachineInstance{}.OpenAPIModelName():                                  schema_pkg_apis_kubevirt_v1_VirtualMachineInstance(ref),
 		v1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                         schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceCondition(ref),
+		v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName():                        schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystem(ref),
+		v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName():                    schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemDisk(ref),
+		v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName():                    schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemInfo(ref),
+		v1.VirtualMachineInstanceFileSystemList{}.OpenAPIModelName():                    schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemList(ref),
+		v1.VirtualMachineInstanceGuestAgentInfo{}.OpenAPIModelName():                    schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestAgentInfo(ref),
 		v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():                       schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSInfo(ref),
+		v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName():                       schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSUser(ref),
+		v1.VirtualMachineInstanceGuestOSUserList{}.OpenAPIModelName():                   schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSUserList(ref),
 		v1.VirtualMachineInstanceList{}.OpenAPIModelName():                              schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceList(ref),
 		v1.VirtualMachineInstanceMigration{}.OpenAPIModelName():                         schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceMigration(ref),
 		v1.VirtualMachineInstanceMigrationCondition{}.OpenAPIModelName():                schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceMigrationCondition(ref),
@@ -3062,6 +3070,33 @@ func schema_pkg_apis_kubevirt_v1_GPU(ref common.ReferenceCallback) common.OpenAP
 	}
 }
 
+func schema_pkg_apis_kubevirt_v1_GuestAgentCommandInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GuestAgentCommandInfo is one command of the guest agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_kubevirt_v1_GuestAgentPing(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5820,6 +5855,294 @@ func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceCondition(ref common.Refe
 	}
 }
 
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystem(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystem is one mounted file system of the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"diskName": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"mountPoint": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"fileSystemType": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"usedBytes": {
+						SchemaProps: spec.SchemaProps{
+							Default: 0,
+							Type:    []string{"integer"},
+							Format:  "int32",
+						},
+					},
+					"totalBytes": {
+						SchemaProps: spec.SchemaProps{
+							Default: 0,
+							Type:    []string{"integer"},
+							Format:  "int32",
+						},
+					},
+					"disk": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"diskName", "mountPoint", "fileSystemType", "usedBytes", "totalBytes"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemDisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemDisk is a disk a guest file system lives on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"serial": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"busType": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+				},
+				Required: []string{"busType"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemInfo are the guest's mounted file systems.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"disks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"disks"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceFileSystemList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemList is the answer of the filesystemlist subresource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestAgentInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestAgentInfo is what the guest agent of a running instance reports: the answer of the guestosinfo subresource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"guestAgentVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GAVersion is the version of the guest agent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"supportedCommands": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SupportedCommands are the commands the guest agent offers.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.GuestAgentCommandInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostname": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hostname is the guest's host name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"os": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OS is the guest's operating system.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone is the guest's time zone and its offset from UTC in seconds (\"UTC, 0\").",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"userList": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "UserList are the users logged in to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"fsInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSInfo are the guest's mounted file systems.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName()),
+						},
+					},
+					"fsFreezeStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSFreezeStatus is frozen or thawed when the guest's file systems were frozen by a request.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.GuestAgentCommandInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5886,6 +6209,89 @@ func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSInfo(ref common.Re
 				},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSUser(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestOSUser is a user logged in to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"userName": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"domain": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"loginTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LoginTime is when the user logged in, in seconds since the epoch.",
+							Type:        []string{"number"},
+							Format:      "double",
+						},
+					},
+				},
+				Required: []string{"userName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_VirtualMachineInstanceGuestOSUserList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestOSUserList is the answer of the userlist subresource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -151,3 +151,48 @@ func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid typ
 	}
 	return conn, nil
 }
+
+// GuestAgentInfo implements streamserver.Backend: what the guest agent reports, in KubeVirt's
+// kind. A guest without a (responsive) guest agent is a conflict, as in KubeVirt.
+func (a *Agent) GuestAgentInfo(_ context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Active() {
+		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
+	}
+	gi, err := l.conn.GuestInfo(l.domain)
+	if errors.Is(err, virt.ErrNoGuestAgent) {
+		return nil, fmt.Errorf("VMI %s/%s does not have guest agent connected: %w", namespace, name, streamserver.ErrConflict)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return guestAgentInfo(gi), nil
+}
+
+// guestAgentInfo is KubeVirt's form of what libvirt read from the guest agent: the time zone as
+// "name, offset", login times in seconds.
+func guestAgentInfo(gi virt.GuestInfo) *kubevirtv1.VirtualMachineInstanceGuestAgentInfo {
+	out := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
+		Hostname: gi.Hostname,
+		OS:       guestOSInfo(gi.OS),
+	}
+	if gi.TimezoneName != "" {
+		out.Timezone = fmt.Sprintf("%s, %d", gi.TimezoneName, gi.TimezoneOffset)
+	}
+	for _, u := range gi.Users {
+		out.UserList = append(out.UserList, kubevirtv1.VirtualMachineInstanceGuestOSUser{
+			UserName: u.Name, Domain: u.Domain, LoginTime: float64(u.LoginTime) / 1000})
+	}
+	for _, fs := range gi.FileSystems {
+		f := kubevirtv1.VirtualMachineInstanceFileSystem{DiskName: fs.Name, MountPoint: fs.MountPoint,
+			FileSystemType: fs.Type, UsedBytes: int(fs.UsedBytes), TotalBytes: int(fs.TotalBytes)}
+		for _, serial := range fs.DiskSerials {
+			f.Disk = append(f.Disk, kubevirtv1.VirtualMachineInstanceFileSystemDisk{Serial: serial})
+		}
+		out.FSInfo.Filesystems = append(out.FSInfo.Filesystems, f)
+	}
+	return out
+}

@@ -680,3 +680,44 @@ func TestPortForward(t *testing.T) {
 		t.Errorf("port forward with another uid: err = %v, want ErrConflict", err)
 	}
 }
+
+// TestGuestAgentInfo: the guest agent's report in KubeVirt's form (time zone "name, offset",
+// login times in seconds, disks by serial); a guest without an agent is a conflict.
+func TestGuestAgentInfo(t *testing.T) {
+	e := newEnv(t)
+	e.addVMI(scheduledVMI())
+	e.addLauncher(true)
+	e.sync()
+	e.sync()
+	if _, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrConflict) ||
+		!strings.Contains(err.Error(), "does not have guest agent connected") {
+		t.Errorf("a guest without an agent: err = %v, want a conflict saying so", err)
+	}
+	e.daemon.SetGuestInfo(domain, &virt.GuestInfo{
+		OS:           virt.GuestOS{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-28-amd64", Machine: "x86_64"},
+		Hostname:     "vm1",
+		TimezoneName: "CET", TimezoneOffset: 3600,
+		Users: []virt.GuestUser{{Name: "root", LoginTime: 1700000000500}},
+		FileSystems: []virt.GuestFileSystem{{Name: "vda1", MountPoint: "/", Type: "ext4",
+			UsedBytes: 1 << 30, TotalBytes: 4 << 30, DiskSerials: []string{"root-disk"}}},
+	})
+	got, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, vmUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
+		Hostname: "vm1",
+		OS:       kubevirtv1.VirtualMachineInstanceGuestOSInfo{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-28-amd64", Machine: "x86_64"},
+		Timezone: "CET, 3600",
+		UserList: []kubevirtv1.VirtualMachineInstanceGuestOSUser{{UserName: "root", LoginTime: 1700000000.5}},
+		FSInfo: kubevirtv1.VirtualMachineInstanceFileSystemInfo{Filesystems: []kubevirtv1.VirtualMachineInstanceFileSystem{{
+			DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 1 << 30, TotalBytes: 4 << 30,
+			Disk: []kubevirtv1.VirtualMachineInstanceFileSystemDisk{{Serial: "root-disk"}}}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("guest agent info (-want +got):\n%s", diff)
+	}
+	if _, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, "other-uid"); !errors.Is(err, streamserver.ErrConflict) {
+		t.Errorf("another uid: err = %v, want ErrConflict", err)
+	}
+}

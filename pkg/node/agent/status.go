@@ -58,10 +58,7 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	if !paused && now.Sub(l.guestOSAt) >= resync {
 		l.guestOSAt = now
 		if os, err := l.conn.GuestOS(l.domain); err == nil {
-			st.GuestOSInfo = kubevirtv1.VirtualMachineInstanceGuestOSInfo{
-				Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
-				VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID,
-			}
+			st.GuestOSInfo = guestOSInfo(os)
 		} else if !errors.Is(err, virt.ErrNoGuestAgent) {
 			klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
 		}
@@ -197,4 +194,12 @@ func setPhase(st *kubevirtv1.VirtualMachineInstanceStatus, p kubevirtv1.VirtualM
 	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps, kubevirtv1.VirtualMachineInstancePhaseTransitionTimestamp{
 		Phase: p, PhaseTransitionTimestamp: metav1.NewTime(now),
 	})
+}
+
+// guestOSInfo is KubeVirt's form of the guest OS the guest agent reported.
+func guestOSInfo(os virt.GuestOS) kubevirtv1.VirtualMachineInstanceGuestOSInfo {
+	return kubevirtv1.VirtualMachineInstanceGuestOSInfo{
+		Name: os.Name, KernelRelease: os.KernelRelease, Version: os.Version, PrettyName: os.PrettyName,
+		VersionID: os.VersionID, KernelVersion: os.KernelVersion, Machine: os.Machine, ID: os.ID,
+	}
 }

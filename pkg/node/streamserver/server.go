@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
@@ -57,6 +58,8 @@ type Backend interface {
 	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
 	// PortForward opens a new connection to a port of the guest.
 	PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error)
+	// GuestAgentInfo asks the guest agent what it knows (ErrConflict when the guest runs none).
+	GuestAgentInfo(ctx context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error)
 	// MigrationTunnel connects a migration channel to the target launcher of
 	// the migration migrationUID; ErrNotFound when this node is not its target.
 	MigrationTunnel(ctx context.Context, migrationUID types.UID, channel streams.MigrationChannel) (net.Conn, error)
@@ -132,6 +135,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.pipe(w, r, c, logger)
+	case streams.ActionGuestOSInfo, streams.ActionUserList, streams.ActionFileSystemList:
+		info, err := h.b.GuestAgentInfo(ctx, t.Namespace, t.Name, uid)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		writeJSON(w, guestAgentAnswer(t.Action, info))
 	case streams.ActionPortForward:
 		c, err := h.b.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
 		if err != nil {
@@ -186,6 +196,41 @@ func (h *handler) tunnel(w http.ResponseWriter, r *http.Request) {
 	logger.V(2).Info("Migration tunnel open")
 	in, out := streams.Splice(conn, back)
 	logger.V(2).Info("Migration tunnel closed", "bytesIn", in, "bytesOut", out)
+}
+
+// guestAgentAnswer is what a guest agent action answers, in KubeVirt's kinds: the whole
+// information, or its users or file systems as a list.
+func guestAgentAnswer(a streams.Action, info *kubevirtv1.VirtualMachineInstanceGuestAgentInfo) any {
+	tm := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: kubevirtv1.SubresourceGroupVersion.String(), Kind: kind}
+	}
+	switch a {
+	case streams.ActionUserList:
+		l := &kubevirtv1.VirtualMachineInstanceGuestOSUserList{TypeMeta: tm("VirtualMachineInstanceGuestOSUserList"), Items: info.UserList}
+		if l.Items == nil {
+			l.Items = []kubevirtv1.VirtualMachineInstanceGuestOSUser{}
+		}
+		return l
+	case streams.ActionFileSystemList:
+		l := &kubevirtv1.VirtualMachineInstanceFileSystemList{TypeMeta: tm("VirtualMachineInstanceFileSystemList"), Items: info.FSInfo.Filesystems}
+		if l.Items == nil {
+			l.Items = []kubevirtv1.VirtualMachineInstanceFileSystem{}
+		}
+		return l
+	}
+	out := *info
+	out.TypeMeta = tm("VirtualMachineInstanceGuestAgentInfo")
+	return &out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }
 
 // writeError answers a migration tunnel's failure in plain text.

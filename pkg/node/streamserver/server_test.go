@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/console"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 	"github.com/nativevirt/nativevirt/pkg/streams/streamstest"
@@ -104,6 +105,19 @@ func (b *backend) PortForward(_ context.Context, ns, name string, uid types.UID,
 		}
 	}()
 	return a, nil
+}
+
+// GuestAgentInfo reports a guest with one user and one file system.
+func (b *backend) GuestAgentInfo(_ context.Context, ns, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error) {
+	if err := b.check("guestosinfo", ns, name, uid); err != nil {
+		return nil, err
+	}
+	return &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
+		Hostname: "vm",
+		UserList: []kubevirtv1.VirtualMachineInstanceGuestOSUser{{UserName: "root", LoginTime: 1.5}},
+		FSInfo: kubevirtv1.VirtualMachineInstanceFileSystemInfo{Filesystems: []kubevirtv1.VirtualMachineInstanceFileSystem{
+			{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 1, TotalBytes: 2}}},
+	}, nil
 }
 
 // MigrationTunnel knows one migration, "mig-1", whose target echoes.
@@ -383,6 +397,36 @@ func TestVMIFailuresAreStatuses(t *testing.T) {
 			Message: tc.msg, Reason: tc.reason, Code: tc.code}
 		if diff := cmp.Diff(want, st); diff != "" || resp.StatusCode != int(tc.code) {
 			t.Errorf("%s: HTTP %d (-want +got):\n%s", tc.target.Path(), resp.StatusCode, diff)
+		}
+	}
+}
+
+// The guest agent actions answer KubeVirt's kinds: the whole information, the users, the file
+// systems.
+func TestGuestAgentActions(t *testing.T) {
+	w := start(t, newBackend())
+	for _, tc := range []struct {
+		action streams.Action
+		want   string
+	}{
+		{streams.ActionGuestOSInfo, `{"kind":"VirtualMachineInstanceGuestAgentInfo","apiVersion":"subresources.kubevirt.io/v1","hostname":"vm","os":{},"userList":[{"userName":"root","loginTime":1.5}],"fsInfo":{"disks":[{"diskName":"vda1","mountPoint":"/","fileSystemType":"ext4","usedBytes":1,"totalBytes":2}]}}`},
+		{streams.ActionUserList, `{"kind":"VirtualMachineInstanceGuestOSUserList","apiVersion":"subresources.kubevirt.io/v1","metadata":{},"items":[{"userName":"root","loginTime":1.5}]}`},
+		{streams.ActionFileSystemList, `{"kind":"VirtualMachineInstanceFileSystemList","apiVersion":"subresources.kubevirt.io/v1","metadata":{},"items":[{"diskName":"vda1","mountPoint":"/","fileSystemType":"ext4","usedBytes":1,"totalBytes":2}]}`},
+	} {
+		req, err := http.NewRequest(http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: tc.action}.URL(w.endpoint()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(streams.VMIUIDHeader, string(vmiUID))
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != tc.want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s\nwant 200 %s", tc.action, resp.StatusCode, body, tc.want)
 		}
 	}
 }

@@ -174,27 +174,73 @@ func (c *libvirtConn) Info(name string) (DomainInfo, error) {
 func (c *libvirtConn) GuestOS(name string) (GuestOS, error) {
 	var os GuestOS
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
-		gi, err := d.GetGuestInfo(libvirt.DOMAIN_GUEST_INFO_OS, 0)
+		gi, err := guestInfo(d, name, libvirt.DOMAIN_GUEST_INFO_OS)
 		if err != nil {
-			var lerr libvirt.Error
-			if errors.As(err, &lerr) && (lerr.Code == libvirt.ERR_AGENT_UNRESPONSIVE ||
-				lerr.Code == libvirt.ERR_OPERATION_INVALID || lerr.Code == libvirt.ERR_ARGUMENT_UNSUPPORTED ||
-				lerr.Code == libvirt.ERR_NO_SUPPORT) {
-				return fmt.Errorf("guest OS of %s: %w (%s)", name, ErrNoGuestAgent, lerr.Message)
-			}
-			return wrap(name, "asking the guest agent of", err)
+			return err
 		}
 		if gi.OS == nil {
 			return fmt.Errorf("guest OS of %s: %w", name, ErrNoGuestAgent)
 		}
-		os = GuestOS{
-			ID: gi.OS.ID, Name: gi.OS.Name, PrettyName: gi.OS.PrettyName, Version: gi.OS.Version,
-			VersionID: gi.OS.VersionID, KernelRelease: gi.OS.KernelRelease,
-			KernelVersion: gi.OS.KernelVersion, Machine: gi.OS.Machine,
-		}
+		os = guestOS(gi.OS)
 		return nil
 	})
 	return os, err
+}
+
+// GuestInfo implements Inspector.
+func (c *libvirtConn) GuestInfo(name string) (GuestInfo, error) {
+	var info GuestInfo
+	err := c.withDomain(name, func(d *libvirt.Domain) error {
+		gi, err := guestInfo(d, name, libvirt.DOMAIN_GUEST_INFO_OS|libvirt.DOMAIN_GUEST_INFO_HOSTNAME|
+			libvirt.DOMAIN_GUEST_INFO_TIMEZONE|libvirt.DOMAIN_GUEST_INFO_USERS|libvirt.DOMAIN_GUEST_INFO_FILESYSTEM)
+		if err != nil {
+			return err
+		}
+		if gi.OS != nil {
+			info.OS = guestOS(gi.OS)
+		}
+		info.Hostname = gi.Hostname
+		if gi.TimeZone != nil {
+			info.TimezoneName, info.TimezoneOffset = gi.TimeZone.Name, gi.TimeZone.Offset
+		}
+		for _, u := range gi.Users {
+			info.Users = append(info.Users, GuestUser{Name: u.Name, Domain: u.Domain, LoginTime: u.LoginTime})
+		}
+		for _, fs := range gi.FileSystems {
+			f := GuestFileSystem{Name: fs.Name, MountPoint: fs.MountPoint, Type: fs.FSType, UsedBytes: fs.UsedBytes, TotalBytes: fs.TotalBytes}
+			for _, disk := range fs.Disks {
+				if disk.Serial != "" {
+					f.DiskSerials = append(f.DiskSerials, disk.Serial)
+				}
+			}
+			info.FileSystems = append(info.FileSystems, f)
+		}
+		return nil
+	})
+	return info, err
+}
+
+// guestInfo asks the guest agent of d; a guest without a (responsive) agent is ErrNoGuestAgent.
+func guestInfo(d *libvirt.Domain, name string, types libvirt.DomainGuestInfoTypes) (*libvirt.DomainGuestInfo, error) {
+	gi, err := d.GetGuestInfo(types, 0)
+	if err != nil {
+		var lerr libvirt.Error
+		if errors.As(err, &lerr) && (lerr.Code == libvirt.ERR_AGENT_UNRESPONSIVE ||
+			lerr.Code == libvirt.ERR_OPERATION_INVALID || lerr.Code == libvirt.ERR_ARGUMENT_UNSUPPORTED ||
+			lerr.Code == libvirt.ERR_NO_SUPPORT) {
+			return nil, fmt.Errorf("guest agent of %s: %w (%s)", name, ErrNoGuestAgent, lerr.Message)
+		}
+		return nil, wrap(name, "asking the guest agent of", err)
+	}
+	return gi, nil
+}
+
+func guestOS(os *libvirt.DomainGuestInfoOS) GuestOS {
+	return GuestOS{
+		ID: os.ID, Name: os.Name, PrettyName: os.PrettyName, Version: os.Version,
+		VersionID: os.VersionID, KernelRelease: os.KernelRelease,
+		KernelVersion: os.KernelVersion, Machine: os.Machine,
+	}
 }
 
 // Watch implements Inspector: domain lifecycle events and the connection's

@@ -57,6 +57,12 @@ func TestLibvirtLifecycle(t *testing.T) {
 		if err := s.do("ns_vmi"); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
+		if s.name == "start" {
+			// The test driver's guests run no guest agent (it cannot answer at all).
+			if _, err := c.GuestInfo("ns_vmi"); !errors.Is(err, ErrNoGuestAgent) {
+				t.Errorf("GuestInfo of a guest without an agent: err = %v, want ErrNoGuestAgent", err)
+			}
+		}
 		got, err := c.Info("ns_vmi")
 		if err != nil {
 			t.Fatalf("%s: Info: %v", s.name, err)

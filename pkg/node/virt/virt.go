@@ -117,6 +117,33 @@ type GuestOS struct {
 	Machine string
 }
 
+// GuestInfo is what the guest agent reports about the running guest.
+type GuestInfo struct {
+	OS       GuestOS
+	Hostname string
+	// TimezoneName and TimezoneOffset (seconds east of UTC) are the guest's time zone.
+	TimezoneName   string
+	TimezoneOffset int
+	Users          []GuestUser
+	FileSystems    []GuestFileSystem
+}
+
+// GuestUser is a user logged in to the guest.
+type GuestUser struct {
+	Name, Domain string
+	// LoginTime is when the user logged in, in milliseconds since the epoch (0: unknown).
+	LoginTime uint64
+}
+
+// GuestFileSystem is a mounted file system of the guest.
+type GuestFileSystem struct {
+	// Name is the guest's device name (e.g. sda1).
+	Name, MountPoint, Type string
+	UsedBytes, TotalBytes  uint64
+	// DiskSerials are the serial numbers of the disks it lives on, as far as the guest knows them.
+	DiskSerials []string
+}
+
 // Event tells that something about a domain changed; the receiver re-reads
 // the state it cares about. Closed is set once when the connection to the
 // libvirt daemon is lost (the launcher died); no events follow it.
@@ -155,6 +182,9 @@ type Inspector interface {
 	Info(name string) (DomainInfo, error)
 	// GuestOS asks the guest agent about the OS; ErrNoGuestAgent without one.
 	GuestOS(name string) (GuestOS, error)
+	// GuestInfo asks the guest agent about the OS, host name, time zone, users and file
+	// systems; ErrNoGuestAgent without one.
+	GuestInfo(name string) (GuestInfo, error)
 	// OpenConsole opens the domain's serial console as a byte stream,
 	// taking it over from any other holder. Close ends the stream.
 	OpenConsole(name string) (io.ReadWriteCloser, error)

@@ -1,6 +1,7 @@
 // Package vmiproxy serves the VirtualMachineInstance subresources that the node agent carries
-// out: pause, unpause and softreboot (PUT) and the console, vnc and portforward streams (GET,
-// WebSocket; portforward also on VirtualMachines). The
+// out: pause, unpause and softreboot (PUT), the guest agent's guestosinfo, userlist and
+// filesystemlist (GET, JSON) and the console, vnc and portforward streams (GET, WebSocket;
+// portforward also on VirtualMachines). The
 // apiserver checks the instance's state, finds its node agent through the Node annotation
 // streams.HandlerEndpointAnnotation and forwards the request there over mutual TLS (package
 // streams). A WebSocket upgrade is proxied unchanged: the bytes between virtctl and the node
@@ -34,7 +35,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
-// requestTimeout bounds a pause, unpause or softreboot call to the node agent.
+// requestTimeout bounds a one-shot call to the node agent (pause, guestosinfo, ...).
 const requestTimeout = 30 * time.Second
 
 // notConfigured explains the 503 of an apiserver started without the node agent settings.
@@ -79,6 +80,12 @@ func NewOptions(a streams.Action) runtime.Object {
 		return &kubevirtv1.PauseOptions{}
 	case streams.ActionUnpause:
 		return &kubevirtv1.UnpauseOptions{}
+	case streams.ActionGuestOSInfo:
+		return &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{}
+	case streams.ActionUserList:
+		return &kubevirtv1.VirtualMachineInstanceGuestOSUserList{}
+	case streams.ActionFileSystemList:
+		return &kubevirtv1.VirtualMachineInstanceFileSystemList{}
 	default:
 		return &kubevirtv1.VirtualMachineInstance{}
 	}
@@ -115,7 +122,7 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 					"%s is a WebSocket stream: send an upgrade request with subprotocol %s", a, streams.Subprotocol)))
 				return
 			}
-		} else {
+		} else if !a.IsQuery() {
 			var body struct {
 				DryRun []string `json:"dryRun,omitempty"`
 			}
@@ -160,8 +167,16 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 			p.stream(w, r, target, vmi)
 			return
 		}
-		if err := p.put(ctx, target, vmi); err != nil {
+		answer, err := p.call(ctx, a.Method(), target, vmi)
+		if err != nil {
 			subresource.WriteError(w, err)
+			return
+		}
+		if a.IsQuery() {
+			// The node agent's JSON (KubeVirt's kind) goes to the caller as it is.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(answer)
 			return
 		}
 		subresource.WriteOK(w)
@@ -204,21 +219,34 @@ func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	return &url.URL{Scheme: "https", Host: endpoint, Path: t.Path()}, nil
 }
 
-// put calls a one-shot action and translates the node agent's answer.
-func (p *Proxy) put(ctx context.Context, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) error {
+// maxAnswer bounds a node agent's answer to a one-shot action (a guest agent's report included).
+const maxAnswer = 1 << 20
+
+// call makes a one-shot action at the node agent and returns its answer, or the agent's
+// refusal translated into an API error.
+func (p *Proxy) call(ctx context.Context, method string, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, target.String(), nil)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	req.Header.Set(streams.VMIUIDHeader, string(vmi.UID))
 	resp, err := p.transport.RoundTrip(req)
 	if err != nil {
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", vmi.Status.NodeName, err))
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", vmi.Status.NodeName, err))
 	}
 	defer func() { _ = resp.Body.Close() }()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err == nil && len(raw) > maxAnswer {
+		err = fmt.Errorf("more than %d bytes", maxAnswer)
+	}
+	if err != nil {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: reading its answer: %v", vmi.Status.NodeName, err))
+	}
+	if resp.StatusCode/100 == 2 {
+		return raw, nil
+	}
 	msg := strings.TrimSpace(string(raw))
 	var st metav1.Status
 	if json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Message != "" {
@@ -226,14 +254,12 @@ func (p *Proxy) put(ctx context.Context, target *url.URL, vmi *kubevirtv1.Virtua
 	}
 	gr := kubevirtv1.Resource("virtualmachineinstances")
 	switch resp.StatusCode {
-	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
-		return nil
 	case http.StatusConflict:
-		return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("%s", msg))
+		return nil, apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("%s", msg))
 	case http.StatusNotFound:
-		return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the node agent of node %s runs no domain for this VMI: %s", vmi.Status.NodeName, msg))
+		return nil, apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the node agent of node %s runs no domain for this VMI: %s", vmi.Status.NodeName, msg))
 	default:
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s answered %s: %s", vmi.Status.NodeName, resp.Status, msg))
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s answered %s: %s", vmi.Status.NodeName, resp.Status, msg))
 	}
 }
 

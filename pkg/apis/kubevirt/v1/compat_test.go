@@ -47,6 +47,9 @@ func compatCases() []compatCase {
 		{"MigrateOptions", func() any { return &MigrateOptions{} }, func() any { return &kubevirtv1.MigrateOptions{} }, "MigrateOptions"},
 		{"PauseOptions", func() any { return &PauseOptions{} }, func() any { return &kubevirtv1.PauseOptions{} }, "PauseOptions"},
 		{"UnpauseOptions", func() any { return &UnpauseOptions{} }, func() any { return &kubevirtv1.UnpauseOptions{} }, "UnpauseOptions"},
+		{"VirtualMachineInstanceGuestAgentInfo", func() any { return &VirtualMachineInstanceGuestAgentInfo{} }, func() any { return &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{} }, "VirtualMachineInstanceGuestAgentInfo"},
+		{"VirtualMachineInstanceGuestOSUserList", func() any { return &VirtualMachineInstanceGuestOSUserList{} }, func() any { return &kubevirtv1.VirtualMachineInstanceGuestOSUserList{} }, "VirtualMachineInstanceGuestOSUserList"},
+		{"VirtualMachineInstanceFileSystemList", func() any { return &VirtualMachineInstanceFileSystemList{} }, func() any { return &kubevirtv1.VirtualMachineInstanceFileSystemList{} }, "VirtualMachineInstanceFileSystemList"},
 	}
 }
 
@@ -140,6 +143,12 @@ func setTypeMeta(t *testing.T, obj any, kind string) {
 		o.TypeMeta = tm
 	case *UnpauseOptions:
 		o.TypeMeta = tm
+	case *VirtualMachineInstanceGuestAgentInfo:
+		o.TypeMeta = tm
+	case *VirtualMachineInstanceGuestOSUserList:
+		o.TypeMeta, o.ListMeta = tm, metav1.ListMeta{}
+	case *VirtualMachineInstanceFileSystemList:
+		o.TypeMeta, o.ListMeta = tm, metav1.ListMeta{}
 	default:
 		t.Fatalf("setTypeMeta: unexpected type %T", obj)
 	}

@@ -67,5 +67,8 @@ func AddKnownTypesTo(scheme *runtime.Scheme, gv schema.GroupVersion) {
 		&MigrateOptions{},
 		&PauseOptions{},
 		&UnpauseOptions{},
+		&VirtualMachineInstanceGuestAgentInfo{},
+		&VirtualMachineInstanceGuestOSUserList{},
+		&VirtualMachineInstanceFileSystemList{},
 	)
 }

@@ -24,6 +24,8 @@ type Domain struct {
 	PID int
 	// GuestOS is returned by GuestOS when non-nil.
 	GuestOS *virt.GuestOS
+	// GuestInfo is returned by GuestInfo when non-nil (else GuestOS alone, if set).
+	GuestInfo *virt.GuestInfo
 }
 
 // Daemon is one fake libvirt daemon.
@@ -99,6 +101,15 @@ func (d *Daemon) SetState(name string, st virt.State, reason virt.Reason) {
 	}
 	d.mu.Unlock()
 	d.emit(virt.Event{Domain: name})
+}
+
+// SetGuestInfo sets everything the guest agent reports (GuestInfo; GuestOS keeps its own).
+func (d *Daemon) SetGuestInfo(name string, info *virt.GuestInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dom, ok := d.domains[name]; ok {
+		dom.GuestInfo = info
+	}
 }
 
 // SetGuestOS sets what the guest agent reports.
@@ -287,6 +298,22 @@ func (c *conn) GuestOS(name string) (virt.GuestOS, error) {
 		return virt.GuestOS{}, fmt.Errorf("guest OS %s: %w", name, virt.ErrNoGuestAgent)
 	}
 	return *dom.GuestOS, nil
+}
+
+func (c *conn) GuestInfo(name string) (virt.GuestInfo, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return virt.GuestInfo{}, fmt.Errorf("guest info %s: %w", name, virt.ErrNotFound)
+	}
+	switch {
+	case dom.GuestInfo != nil:
+		return *dom.GuestInfo, nil
+	case dom.GuestOS != nil:
+		return virt.GuestInfo{OS: *dom.GuestOS}, nil
+	}
+	return virt.GuestInfo{}, fmt.Errorf("guest info %s: %w", name, virt.ErrNoGuestAgent)
 }
 
 // OpenConsole returns one end of an in-memory pipe; the other end becomes
