@@ -139,27 +139,38 @@ func TestCLIVNCProxy(t *testing.T) {
 		t.Fatalf("no port printed: %q", out.String())
 	}
 	for i := 0; i < 2; i++ { // the pre-dialled stream, then a fresh one
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port.Port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := fmt.Sprintf("RFB 003.008\n#%d", i)
-		_, _ = io.WriteString(conn, want)
-		got := make([]byte, len(want))
-		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
-			t.Errorf("connection %d: %q, %v; want %q", i, got, err, want)
-		}
-		_ = conn.Close()
+		echoThrough(t, fmt.Sprintf("127.0.0.1:%d", port.Port), fmt.Sprintf("RFB 003.008\n#%d", i))
 	}
+	stopCLI(t, cancel, done, "vnc")
+}
+
+// echoThrough sends want over a new TCP connection to addr and expects it back.
+func echoThrough(t *testing.T, addr, want string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, want)
+	got := make([]byte, len(want))
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
+		t.Errorf("through %s: %q, %v; want %q back", addr, got, err, want)
+	}
+}
+
+// stopCLI cancels a long-running command and waits for it to end without an error.
+func stopCLI(t *testing.T, cancel context.CancelFunc, done <-chan error, what string) {
+	t.Helper()
 	cancel()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Errorf("vnc: %v", err)
+			t.Errorf("%s: %v", what, err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("vnc proxy did not stop")
+		t.Fatalf("%s did not stop", what)
 	}
 }
 
@@ -249,29 +260,10 @@ func TestCLIPortForward(t *testing.T) {
 	}
 	for i := 0; i < 2; i++ { // the stream dialled up front, then a fresh one
 		for _, l := range lines {
-			conn, err := net.Dial("tcp", l[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := fmt.Sprintf("to %s #%d", l[2], i)
-			_, _ = io.WriteString(conn, want)
-			got := make([]byte, len(want))
-			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-			if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
-				t.Errorf("connection %d to %s: %q, %v; want %q", i, l[1], got, err, want)
-			}
-			_ = conn.Close()
+			echoThrough(t, l[1], fmt.Sprintf("to %s #%d", l[2], i))
 		}
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("port-forward: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("port-forward did not stop")
-	}
+	stopCLI(t, cancel, done, "port-forward")
 	var forwards []string
 	for _, r := range w.agent.seen() {
 		if strings.Contains(r, "/portforward/") && !strings.Contains(r, fmt.Sprintf("/portforward/%d/", closedGuestPort)) {
