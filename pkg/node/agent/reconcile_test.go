@@ -134,6 +134,16 @@ func TestGuestOSAskedAtTheResync(t *testing.T) {
 	if diff := cmp.Diff(want, e.getVMI().Status.GuestOSInfo); diff != "" {
 		t.Errorf("guest OS at the resync (-want +got):\n%s", diff)
 	}
+	if c := e.condition(kubevirtv1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("AgentConnected %+v once the guest agent answered, want True", c)
+	}
+	// The agent goes away (the guest stopped it): the condition goes at the next resync.
+	e.daemon.SetGuestOS(domain, nil)
+	e.now = e.now.Add(resync)
+	e.sync()
+	if c := e.condition(kubevirtv1.VirtualMachineInstanceAgentConnected); c != nil {
+		t.Errorf("AgentConnected %+v after the guest agent went away, want none", c)
+	}
 }
 
 func TestGuestStops(t *testing.T) {

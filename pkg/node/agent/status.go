@@ -57,9 +57,15 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	// never while the vCPUs (and so the agent) are paused.
 	if !paused && now.Sub(l.guestOSAt) >= resync {
 		l.guestOSAt = now
-		if os, err := l.conn.GuestOS(l.domain); err == nil {
+		// The answer also tells whether a guest agent is connected (KubeVirt's AgentConnected
+		// condition, which virtctl and UIs show).
+		switch os, err := l.conn.GuestOS(l.domain); {
+		case err == nil:
 			st.GuestOSInfo = guestOSInfo(os)
-		} else if !errors.Is(err, virt.ErrNoGuestAgent) {
+			setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", ""), now)
+		case errors.Is(err, virt.ErrNoGuestAgent):
+			removeCondition(&st, kubevirtv1.VirtualMachineInstanceAgentConnected)
+		default:
 			klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
 		}
 	}
@@ -87,6 +93,7 @@ func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.Virtua
 	setPhase(&st, phase, now)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceIsMigratable)
+	removeCondition(&st, kubevirtv1.VirtualMachineInstanceAgentConnected)
 	setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is not running"), now)
 	return st
 }
