@@ -35,15 +35,19 @@ func LongRunningRequestCheck() apirequest.LongRunningRequestCheck {
 }
 
 // action is one subresource served in both groups, or only in subresources.kubevirt.io when its
-// path goes on after the action's name (portforward/{port}/{protocol}), as in KubeVirt.
+// path is more than one segment (portforward/{port}/{protocol}, vnc/screenshot), as in KubeVirt.
 type action struct {
 	resource, name string
 	method         string
 	newFunc        func() runtime.Object
 	handler        subresource.Handler
-	// takesPath: the path goes on after the name; served in subresources.kubevirt.io only.
+	// takesPath: the path goes on after the name (portforward/{port}/{protocol}).
 	takesPath bool
 }
+
+// subresourcesOnly: kubevirt.io's subresources are one segment; these are served in
+// subresources.kubevirt.io only.
+func (ac action) subresourcesOnly() bool { return ac.takesPath || strings.Contains(ac.name, "/") }
 
 // actions are the action subresources of virtualmachines and virtualmachineinstances: one
 // implementation each, served as kubevirt.io Connecters and by the subresources.kubevirt.io mux.
@@ -75,7 +79,11 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 	}
 	for _, sa := range streams.Actions {
 		newFunc := func() runtime.Object { return vmiproxy.NewOptions(sa) }
-		a.add(action{resource: "virtualmachineinstances", name: string(sa), method: sa.Method(),
+		name := string(sa)
+		if sa == streams.ActionScreenshot {
+			name = "vnc/screenshot" // KubeVirt's path; RBAC sees the vnc subresource
+		}
+		a.add(action{resource: "virtualmachineinstances", name: name, method: sa.Method(),
 			newFunc: newFunc, handler: proxy.Handler(sa), takesPath: sa.TakesPort()})
 		if sa.TakesPort() {
 			a.add(action{resource: "virtualmachines", name: string(sa), method: sa.Method(),
@@ -94,7 +102,7 @@ func (a *actions) add(ac action) {
 // addTo registers every action whose path ends with its name as a kubevirt.io subresource.
 func (a *actions) addTo(storage map[string]rest.Storage) {
 	for _, ac := range a.list {
-		if !ac.takesPath {
+		if !ac.subresourcesOnly() {
 			storage[ac.resource+"/"+ac.name] = subresource.NewConnectREST(ac.newFunc, ac.handler, ac.method)
 		}
 	}
@@ -172,8 +180,11 @@ func (a *actions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns, resource, name, act := parts[0], parts[1], parts[2], parts[3]
+	if len(parts) == 5 && a.byKey[resource+"/"+act+"/"+parts[4]] != nil {
+		act += "/" + parts[4] // vnc/screenshot
+	}
 	h, found := a.byKey[resource+"/"+act]
-	if found && len(parts) > 4 && !a.takesPath[resource+"/"+act] {
+	if found && len(parts) > 4+strings.Count(act, "/") && !a.takesPath[resource+"/"+act] {
 		found = false
 	}
 	if !found {

@@ -48,7 +48,8 @@ func (h recordingHandler) ServeAction(w http.ResponseWriter, _ *http.Request, ns
 func TestActionsRouting(t *testing.T) {
 	var seen []string
 	a := &actions{byKey: map[string]subresource.Handler{}, takesPath: map[string]bool{"virtualmachineinstances/portforward": true}}
-	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console", "virtualmachineinstances/portforward"} {
+	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console", "virtualmachineinstances/portforward",
+		"virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot"} {
 		a.byKey[key] = recordingHandler{key: key, seen: &seen}
 	}
 	cases := []struct {
@@ -62,6 +63,9 @@ func TestActionsRouting(t *testing.T) {
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines/vm1/start/more", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/console/22", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/portforward/22/tcp", 202},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/vnc/screenshot", 202},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/vnc/screenshot/x", 404},
+		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachineinstances/vmi1/vnc/other", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces//virtualmachines/vm1/start", 404},
 		{"/apis/subresources.kubevirt.io/v1/namespaces/ns1/virtualmachines//start", 404},
 	}
@@ -72,7 +76,8 @@ func TestActionsRouting(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.path, w.Code, tc.want)
 		}
 	}
-	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1", "virtualmachineinstances/portforward ns1/vmi1"}
+	want := []string{"virtualmachines/start ns1/vm1", "virtualmachineinstances/console ns1/vmi1", "virtualmachineinstances/portforward ns1/vmi1",
+		"virtualmachineinstances/vnc/screenshot ns1/vmi1"}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("dispatched (-want +got):\n%s", diff)
 	}
@@ -101,6 +106,8 @@ func TestActionAuthorizationAttributes(t *testing.T) {
 			attrs{"kubevirt.io", "virtualmachineinstances", "vnc", "get", "ns", "vmi"}},
 		{http.MethodGet, "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachines/vm/portforward/22/tcp",
 			attrs{"subresources.kubevirt.io", "virtualmachines", "portforward", "get", "ns", "vm"}},
+		{http.MethodGet, "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachineinstances/vmi/vnc/screenshot",
+			attrs{"subresources.kubevirt.io", "virtualmachineinstances", "vnc", "get", "ns", "vmi"}},
 	}
 	for _, tc := range cases {
 		info, err := f.NewRequestInfo(httptest.NewRequest(tc.method, tc.path, nil))

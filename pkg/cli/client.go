@@ -54,9 +54,9 @@ func (c *client) url(path string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
-// get reads a GET action's JSON answer.
-func (c *client) get(ctx context.Context, resource, name, action string) ([]byte, error) {
-	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), nil)
+// get reads a GET action's answer (accept: its media type).
+func (c *client) get(ctx context.Context, resource, name, action, accept string, query url.Values) ([]byte, error) {
+	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), query)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (c *client) get(ctx context.Context, resource, name, action string) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (c *client) get(ctx context.Context, resource, name, action string) ([]byte
 	if resp.StatusCode/100 != 2 {
 		return nil, statusError(resp)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }
 
 // put sends an action with a JSON options body (nil: no body).

@@ -74,7 +74,7 @@ func newGuestAgentCommand(o *options, use, action, short string) *cobra.Command 
 			if err != nil {
 				return err
 			}
-			raw, err := c.get(cmd.Context(), "virtualmachineinstances", args[0], action)
+			raw, err := c.get(cmd.Context(), "virtualmachineinstances", args[0], action, "application/json", nil)
 			if err != nil {
 				return fmt.Errorf("error getting the %s of VirtualMachineInstance %s: %w", action, args[0], err)
 			}

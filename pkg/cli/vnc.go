@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
 
@@ -54,6 +56,7 @@ func newVNCCommand(o *options) *cobra.Command {
 			}, o.warn)
 		},
 	}
+	cmd.AddCommand(newScreenshotCommand(o))
 	cmd.Flags().BoolVar(&proxyOnly, "proxy-only", false, "Only run the proxy and print its port as JSON.")
 	cmd.Flags().IntVar(&port, "port", 0, "Local port to listen on (0 picks a free one).")
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1", "Local address to listen on.")
@@ -82,4 +85,35 @@ func startViewer(ctx context.Context, done context.CancelFunc, address string, p
 		return nil
 	}
 	return errors.New("no VNC viewer (remote-viewer, vncviewer) found")
+}
+
+// newScreenshotCommand builds `vnc screenshot NAME`: the instance's screen as a PNG file.
+func newScreenshotCommand(o *options) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "screenshot NAME",
+		Short: "Save a PNG image of a running instance's screen",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			img, err := c.get(cmd.Context(), "virtualmachineinstances", args[0], "vnc/screenshot", "image/png",
+				url.Values{"moveCursor": []string{"false"}})
+			if err != nil {
+				return fmt.Errorf("error taking a screenshot of VirtualMachineInstance %s: %w", args[0], err)
+			}
+			if file == "" {
+				file = args[0] + ".png"
+			}
+			if err := os.WriteFile(file, img, 0o644); err != nil {
+				return err
+			}
+			_, _ = fmt.Fprintf(o.streams.Out, "screenshot of %s saved to %s (%d bytes)\n", args[0], file, len(img))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "The PNG file to write (default NAME.png).")
+	return cmd
 }

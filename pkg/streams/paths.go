@@ -49,11 +49,14 @@ const (
 	ActionUserList Action = "userlist"
 	// ActionFileSystemList lists the guest's file systems (GET, JSON).
 	ActionFileSystemList Action = "filesystemlist"
+	// ActionScreenshot takes a picture of the guest's screen (GET, PNG); the API serves it as
+	// vnc/screenshot.
+	ActionScreenshot Action = "screenshot"
 )
 
 // Actions lists every action, streams first.
 var Actions = []Action{ActionConsole, ActionVNC, ActionPortForward, ActionPause, ActionUnpause, ActionSoftReboot,
-	ActionGuestOSInfo, ActionUserList, ActionFileSystemList}
+	ActionGuestOSInfo, ActionUserList, ActionFileSystemList, ActionScreenshot}
 
 // IsStream reports whether the action is a WebSocket stream rather than a
 // one-shot request.
@@ -61,9 +64,10 @@ func (a Action) IsStream() bool {
 	return a == ActionConsole || a == ActionVNC || a == ActionPortForward
 }
 
-// IsQuery reports whether the action reads from the guest agent and answers JSON.
+// IsQuery reports whether the action reads something of the guest and answers it (JSON of the
+// guest agent, or a screenshot).
 func (a Action) IsQuery() bool {
-	return a == ActionGuestOSInfo || a == ActionUserList || a == ActionFileSystemList
+	return a == ActionGuestOSInfo || a == ActionUserList || a == ActionFileSystemList || a == ActionScreenshot
 }
 
 // TakesPort reports whether the action's path names a guest port (ForwardedPort).

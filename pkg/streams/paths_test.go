@@ -65,7 +65,8 @@ func TestActionMethod(t *testing.T) {
 	want := map[Action]string{
 		ActionConsole: http.MethodGet, ActionVNC: http.MethodGet, ActionPortForward: http.MethodGet,
 		ActionGuestOSInfo: http.MethodGet, ActionUserList: http.MethodGet, ActionFileSystemList: http.MethodGet,
-		ActionPause: http.MethodPut, ActionUnpause: http.MethodPut, ActionSoftReboot: http.MethodPut,
+		ActionScreenshot: http.MethodGet,
+		ActionPause:      http.MethodPut, ActionUnpause: http.MethodPut, ActionSoftReboot: http.MethodPut,
 	}
 	got := map[Action]string{}
 	for _, a := range Actions {

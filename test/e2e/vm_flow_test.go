@@ -17,8 +17,10 @@ limitations under the License.
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -285,6 +287,17 @@ func TestVMFlow(t *testing.T) {
 		t.Errorf("nativevirt guestosinfo of a guest without an agent: %v\n%s\nwant a 409 saying so", err, out)
 	} else {
 		t.Logf("$ nativevirt guestosinfo %s\n%s", demoVM, strings.TrimSpace(string(out)))
+	}
+
+	// vnc screenshot: QEMU's screen dump (a PPM) as a PNG, through the apiserver and the node agent.
+	shot := filepath.Join(t.TempDir(), "screen.png")
+	f.cli.run("vnc", "screenshot", demoVM, "--file", shot)
+	if raw, err := os.ReadFile(shot); err != nil {
+		t.Errorf("the screenshot: %v", err)
+	} else if cfg, err := png.DecodeConfig(bytes.NewReader(raw)); err != nil || cfg.Width < 320 || cfg.Height < 200 {
+		t.Errorf("the screenshot is not a PNG of a screen: %+v, %v", cfg, err)
+	} else {
+		t.Logf("screenshot: a %dx%d PNG of %d bytes", cfg.Width, cfg.Height, len(raw))
 	}
 
 	// pause / unpause.

@@ -34,11 +34,13 @@ func TestActionDiscovery(t *testing.T) {
 		"virtualmachineinstances/userlist":       "get",
 		"virtualmachineinstances/filesystemlist": "get",
 	}
-	// Port forwarding's path goes on after its name (portforward/{port}/{protocol}): KubeVirt
-	// serves it in subresources.kubevirt.io only, and so does NativeVirt.
+	// Port forwarding's path goes on after its name (portforward/{port}/{protocol}) and the
+	// screenshot's is two segments: KubeVirt serves them in subresources.kubevirt.io only, and so
+	// does NativeVirt.
 	forwards := map[string]string{
-		"virtualmachineinstances/portforward": "get",
-		"virtualmachines/portforward":         "get",
+		"virtualmachineinstances/portforward":    "get",
+		"virtualmachines/portforward":            "get",
+		"virtualmachineinstances/vnc/screenshot": "get",
 	}
 	for _, gv := range []string{"kubevirt.io/v1", "kubevirt.io/v1alpha3", "subresources.kubevirt.io/v1"} {
 		want := maps.Clone(want)

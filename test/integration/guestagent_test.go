@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,5 +55,52 @@ func TestGuestAgentActions(t *testing.T) {
 	}
 	if got := w.agent.seen(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests at the agent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestScreenshotThroughNodeAgent: vnc/screenshot (virtctl vnc screenshot) comes back as the node
+// agent's PNG, in subresources.kubevirt.io only; moveCursor=true is refused, not ignored.
+func TestScreenshotThroughNodeAgent(t *testing.T) {
+	w := startStreamWorld(t, streams.APIServerCommonName)
+	c := w.srv.Clientset(t)
+	client := w.srv.HTTPClient(t)
+	running := makeVMI(t, c, "shot-running", kubevirtv1.Running, false)
+	w.agent.run(running.Name, running.UID)
+	makeVMI(t, c, "shot-scheduled", kubevirtv1.Scheduled, false)
+
+	base := w.srv.Config.Host + actionPath("sub", "virtualmachineinstances", "shot-running", "vnc/screenshot")
+	req, err := http.NewRequest(http.MethodGet, base+"?moveCursor=false", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || string(body) != "\x89PNG of shot-running" {
+		t.Errorf("screenshot: %d %s %q, want the agent's PNG", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	// nativevirt vnc screenshot writes the PNG to a file.
+	file := filepath.Join(t.TempDir(), "shot.png")
+	if err := runCLI(t, w.srv, strings.NewReader(""), io.Discard, "vnc", "screenshot", "shot-running", "--file", file); err != nil {
+		t.Errorf("nativevirt vnc screenshot: %v", err)
+	} else if got, err := os.ReadFile(file); err != nil || string(got) != "\x89PNG of shot-running" {
+		t.Errorf("the screenshot file holds %q (%v), want the agent's PNG", got, err)
+	}
+	for _, tc := range []struct {
+		url      string
+		wantCode int
+		wantMsg  string
+	}{
+		{base + "?moveCursor=true", http.StatusBadRequest, "moveCursor=true is not supported"},
+		{w.srv.Config.Host + actionPath("sub", "virtualmachineinstances", "shot-scheduled", "vnc/screenshot"), http.StatusConflict, "VMI is not running"},
+		{w.srv.Config.Host + actionPath("v1", "virtualmachineinstances", "shot-running", "vnc/screenshot"), http.StatusNotFound, ""},
+		{base + "/more", http.StatusNotFound, ""},
+	} {
+		if resp := do(t, client, http.MethodGet, tc.url, "", nil); resp.code != tc.wantCode || !strings.Contains(resp.body, tc.wantMsg) {
+			t.Errorf("GET %s: %d %s, want %d with %q", tc.url, resp.code, resp.body, tc.wantCode, tc.wantMsg)
+		}
 	}
 }

@@ -109,6 +109,9 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "wrong method", http.StatusMethodNotAllowed)
 	case target.Action.TakesPort() && target.Forward.Port == closedGuestPort:
 		http.Error(w, fmt.Sprintf("connecting to port %d/tcp: connection refused", closedGuestPort), http.StatusConflict)
+	case target.Action == streams.ActionScreenshot:
+		w.Header().Set("Content-Type", "image/png")
+		fmt.Fprintf(w, "\x89PNG of %s", target.Name)
 	case target.Action.IsQuery():
 		// A guest agent that knows its host name and one user.
 		w.Header().Set("Content-Type", "application/json")

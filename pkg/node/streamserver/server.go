@@ -58,6 +58,8 @@ type Backend interface {
 	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
 	// PortForward opens a new connection to a port of the guest.
 	PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error)
+	// Screenshot returns a PNG image of the guest's screen.
+	Screenshot(ctx context.Context, namespace, name string, uid types.UID) ([]byte, error)
 	// GuestAgentInfo asks the guest agent what it knows (ErrConflict when the guest runs none).
 	GuestAgentInfo(ctx context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error)
 	// MigrationTunnel connects a migration channel to the target launcher of
@@ -142,6 +144,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, guestAgentAnswer(t.Action, info))
+	case streams.ActionScreenshot:
+		img, err := h.b.Screenshot(ctx, t.Namespace, t.Name, uid)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(img)
 	case streams.ActionPortForward:
 		c, err := h.b.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
 		if err != nil {

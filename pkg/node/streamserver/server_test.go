@@ -107,6 +107,14 @@ func (b *backend) PortForward(_ context.Context, ns, name string, uid types.UID,
 	return a, nil
 }
 
+// Screenshot is a few bytes standing in for a PNG.
+func (b *backend) Screenshot(_ context.Context, ns, name string, uid types.UID) ([]byte, error) {
+	if err := b.check("screenshot", ns, name, uid); err != nil {
+		return nil, err
+	}
+	return []byte("\x89PNG fake"), nil
+}
+
 // GuestAgentInfo reports a guest with one user and one file system.
 func (b *backend) GuestAgentInfo(_ context.Context, ns, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error) {
 	if err := b.check("guestosinfo", ns, name, uid); err != nil {
@@ -428,5 +436,24 @@ func TestGuestAgentActions(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || string(body) != tc.want || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%s: %d %s\nwant 200 %s", tc.action, resp.StatusCode, body, tc.want)
 		}
+	}
+}
+
+func TestScreenshotIsPNG(t *testing.T) {
+	w := start(t, newBackend())
+	req, err := http.NewRequest(http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: streams.ActionScreenshot}.URL(w.endpoint()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(streams.VMIUIDHeader, string(vmiUID))
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || string(body) != "\x89PNG fake" {
+		t.Errorf("screenshot: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 }

@@ -1,7 +1,9 @@
 package virt
 
 import (
+	"bytes"
 	"errors"
+	"image/png"
 	"testing"
 	"time"
 
@@ -61,6 +63,13 @@ func TestLibvirtLifecycle(t *testing.T) {
 			// The test driver's guests run no guest agent (it cannot answer at all).
 			if _, err := c.GuestInfo("ns_vmi"); !errors.Is(err, ErrNoGuestAgent) {
 				t.Errorf("GuestInfo of a guest without an agent: err = %v, want ErrNoGuestAgent", err)
+			}
+			// The test driver's screen is a PNG image (QEMU's is a PPM).
+			mime, img, err := c.Screenshot("ns_vmi")
+			if err != nil {
+				t.Errorf("Screenshot: %v", err)
+			} else if _, err := png.DecodeConfig(bytes.NewReader(img)); mime != "image/png" || err != nil {
+				t.Errorf("Screenshot: %s of %d bytes (%v), want a PNG image", mime, len(img), err)
 			}
 		}
 		got, err := c.Info("ns_vmi")

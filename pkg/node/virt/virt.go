@@ -185,6 +185,9 @@ type Inspector interface {
 	// GuestInfo asks the guest agent about the OS, host name, time zone, users and file
 	// systems; ErrNoGuestAgent without one.
 	GuestInfo(name string) (GuestInfo, error)
+	// Screenshot returns the image of the domain's first screen and its MIME type (QEMU's
+	// is image/x-portable-pixmap).
+	Screenshot(name string) (mime string, data []byte, err error)
 	// OpenConsole opens the domain's serial console as a byte stream,
 	// taking it over from any other holder. Close ends the stream.
 	OpenConsole(name string) (io.ReadWriteCloser, error)

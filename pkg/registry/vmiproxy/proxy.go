@@ -122,6 +122,13 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 					"%s is a WebSocket stream: send an upgrade request with subprotocol %s", a, streams.Subprotocol)))
 				return
 			}
+		} else if a == streams.ActionScreenshot {
+			// KubeVirt moves the mouse first when asked, to wake a screen saver; NativeVirt cannot.
+			if v := r.URL.Query().Get("moveCursor"); v != "" && v != "false" {
+				subresource.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf(
+					"moveCursor=%s is not supported by NativeVirt: take the screenshot with moveCursor=false", v)))
+				return
+			}
 		} else if !a.IsQuery() {
 			var body struct {
 				DryRun []string `json:"dryRun,omitempty"`
@@ -167,14 +174,15 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 			p.stream(w, r, target, vmi)
 			return
 		}
-		answer, err := p.call(ctx, a.Method(), target, vmi)
+		answer, contentType, err := p.call(ctx, a.Method(), target, vmi)
 		if err != nil {
 			subresource.WriteError(w, err)
 			return
 		}
 		if a.IsQuery() {
-			// The node agent's JSON (KubeVirt's kind) goes to the caller as it is.
-			w.Header().Set("Content-Type", "application/json")
+			// The node agent's answer (KubeVirt's kind in JSON, or a PNG) goes to the caller as
+			// it is.
+			w.Header().Set("Content-Type", contentType)
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(answer)
 			return
@@ -219,22 +227,23 @@ func (p *Proxy) target(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	return &url.URL{Scheme: "https", Host: endpoint, Path: t.Path()}, nil
 }
 
-// maxAnswer bounds a node agent's answer to a one-shot action (a guest agent's report included).
-const maxAnswer = 1 << 20
+// maxAnswer bounds a node agent's answer to a one-shot action (a guest agent's report, a
+// screenshot).
+const maxAnswer = 32 << 20
 
 // call makes a one-shot action at the node agent and returns its answer, or the agent's
 // refusal translated into an API error.
-func (p *Proxy) call(ctx context.Context, method string, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) ([]byte, error) {
+func (p *Proxy) call(ctx context.Context, method string, target *url.URL, vmi *kubevirtv1.VirtualMachineInstance) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, target.String(), nil)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, "", apierrors.NewInternalError(err)
 	}
 	req.Header.Set(streams.VMIUIDHeader, string(vmi.UID))
 	resp, err := p.transport.RoundTrip(req)
 	if err != nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", vmi.Status.NodeName, err))
+		return nil, "", apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: %v", vmi.Status.NodeName, err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
@@ -242,10 +251,10 @@ func (p *Proxy) call(ctx context.Context, method string, target *url.URL, vmi *k
 		err = fmt.Errorf("more than %d bytes", maxAnswer)
 	}
 	if err != nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: reading its answer: %v", vmi.Status.NodeName, err))
+		return nil, "", apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s: reading its answer: %v", vmi.Status.NodeName, err))
 	}
 	if resp.StatusCode/100 == 2 {
-		return raw, nil
+		return raw, resp.Header.Get("Content-Type"), nil
 	}
 	msg := strings.TrimSpace(string(raw))
 	var st metav1.Status
@@ -255,11 +264,11 @@ func (p *Proxy) call(ctx context.Context, method string, target *url.URL, vmi *k
 	gr := kubevirtv1.Resource("virtualmachineinstances")
 	switch resp.StatusCode {
 	case http.StatusConflict:
-		return nil, apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("%s", msg))
+		return nil, "", apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("%s", msg))
 	case http.StatusNotFound:
-		return nil, apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the node agent of node %s runs no domain for this VMI: %s", vmi.Status.NodeName, msg))
+		return nil, "", apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the node agent of node %s runs no domain for this VMI: %s", vmi.Status.NodeName, msg))
 	default:
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s answered %s: %s", vmi.Status.NodeName, resp.Status, msg))
+		return nil, "", apierrors.NewServiceUnavailable(fmt.Sprintf("node agent of node %s answered %s: %s", vmi.Status.NodeName, resp.Status, msg))
 	}
 }
 
