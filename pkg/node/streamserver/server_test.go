@@ -385,19 +385,9 @@ func TestVMIFailuresAreStatuses(t *testing.T) {
 			Forward: streams.ForwardedPort{Port: 22, Protocol: "tcp"}}, vmiUID,
 			http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "not re-attached to default/reattaching yet"},
 	} {
-		req, err := http.NewRequest(tc.method, tc.target.URL(w.endpoint()), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set(streams.VMIUIDHeader, string(tc.uid))
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := w.request(t, tc.method, tc.target, tc.uid)
 		var st metav1.Status
-		err = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
+		err := json.Unmarshal(body, &st)
 		if err != nil || resp.Header.Get("Content-Type") != "application/json" {
 			t.Fatalf("%s: %v, Content-Type %q; want a JSON Status", tc.target.Path(), err, resp.Header.Get("Content-Type"))
 		}
@@ -421,18 +411,7 @@ func TestGuestAgentActions(t *testing.T) {
 		{streams.ActionUserList, `{"kind":"VirtualMachineInstanceGuestOSUserList","apiVersion":"subresources.kubevirt.io/v1","metadata":{},"items":[{"userName":"root","loginTime":1.5}]}`},
 		{streams.ActionFileSystemList, `{"kind":"VirtualMachineInstanceFileSystemList","apiVersion":"subresources.kubevirt.io/v1","metadata":{},"items":[{"diskName":"vda1","mountPoint":"/","fileSystemType":"ext4","usedBytes":1,"totalBytes":2}]}`},
 	} {
-		req, err := http.NewRequest(http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: tc.action}.URL(w.endpoint()), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set(streams.VMIUIDHeader, string(vmiUID))
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := w.request(t, http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: tc.action}, vmiUID)
 		if resp.StatusCode != http.StatusOK || string(body) != tc.want || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%s: %d %s\nwant 200 %s", tc.action, resp.StatusCode, body, tc.want)
 		}
@@ -441,19 +420,29 @@ func TestGuestAgentActions(t *testing.T) {
 
 func TestScreenshotIsPNG(t *testing.T) {
 	w := start(t, newBackend())
-	req, err := http.NewRequest(http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: streams.ActionScreenshot}.URL(w.endpoint()), nil)
+	resp, body := w.request(t, http.MethodGet, streams.Target{Namespace: "default", Name: "vm", Action: streams.ActionScreenshot}, vmiUID)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || string(body) != "\x89PNG fake" {
+		t.Errorf("screenshot: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// request makes a request of target as the apiserver, for uid, and reads the answer.
+func (w world) request(t *testing.T, method string, target streams.Target, uid types.UID) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, target.URL(w.endpoint()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(streams.VMIUIDHeader, string(vmiUID))
+	req.Header.Set(streams.VMIUIDHeader, string(uid))
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: w.client}, Timeout: 10 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || string(body) != "\x89PNG fake" {
-		t.Errorf("screenshot: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return resp, body
 }
