@@ -52,9 +52,8 @@ func (ac action) subresourcesOnly() bool { return ac.takesPath || strings.Contai
 // actions are the action subresources of virtualmachines and virtualmachineinstances: one
 // implementation each, served as kubevirt.io Connecters and by the subresources.kubevirt.io mux.
 type actions struct {
-	list      []action
-	byKey     map[string]subresource.Handler // "virtualmachines/start"
-	takesPath map[string]bool
+	list  []action
+	byKey map[string]action // "virtualmachines/start"
 }
 
 func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
@@ -72,7 +71,7 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 	}
 	proxy := vmiproxy.NewProxy(vmi.VirtualMachineInstance, vm.VirtualMachine, nodes, extra.NodeAgentTLS)
 
-	a := &actions{byKey: map[string]subresource.Handler{}, takesPath: map[string]bool{}}
+	a := &actions{byKey: map[string]action{}}
 	for _, la := range lifecycle.Actions {
 		a.add(action{resource: "virtualmachines", name: string(la), method: http.MethodPut,
 			newFunc: la.NewOptions, handler: exec.Handler(la)})
@@ -95,8 +94,7 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 
 func (a *actions) add(ac action) {
 	a.list = append(a.list, ac)
-	a.byKey[ac.resource+"/"+ac.name] = ac.handler
-	a.takesPath[ac.resource+"/"+ac.name] = ac.takesPath
+	a.byKey[ac.resource+"/"+ac.name] = ac
 }
 
 // addTo registers every action whose path ends with its name as a kubevirt.io subresource.
@@ -180,11 +178,13 @@ func (a *actions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns, resource, name, act := parts[0], parts[1], parts[2], parts[3]
-	if len(parts) == 5 && a.byKey[resource+"/"+act+"/"+parts[4]] != nil {
-		act += "/" + parts[4] // vnc/screenshot
+	if len(parts) == 5 {
+		if _, nested := a.byKey[resource+"/"+act+"/"+parts[4]]; nested {
+			act += "/" + parts[4] // vnc/screenshot
+		}
 	}
-	h, found := a.byKey[resource+"/"+act]
-	if found && len(parts) > 4+strings.Count(act, "/") && !a.takesPath[resource+"/"+act] {
+	ac, found := a.byKey[resource+"/"+act]
+	if found && len(parts) > 4+strings.Count(act, "/") && !ac.takesPath {
 		found = false
 	}
 	if !found {
@@ -192,5 +192,5 @@ func (a *actions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			kubevirtv1.SubresourceGroupVersion.WithResource(resource+"/"+act).GroupResource(), name))
 		return
 	}
-	h.ServeAction(w, r, ns, name)
+	ac.handler.ServeAction(w, r, ns, name)
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/sets"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
-
-	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
 )
 
 func TestLongRunningRequestCheck(t *testing.T) {
@@ -47,10 +45,10 @@ func (h recordingHandler) ServeAction(w http.ResponseWriter, _ *http.Request, ns
 
 func TestActionsRouting(t *testing.T) {
 	var seen []string
-	a := &actions{byKey: map[string]subresource.Handler{}, takesPath: map[string]bool{"virtualmachineinstances/portforward": true}}
+	a := &actions{byKey: map[string]action{}}
 	for _, key := range []string{"virtualmachines/start", "virtualmachineinstances/console", "virtualmachineinstances/portforward",
 		"virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot"} {
-		a.byKey[key] = recordingHandler{key: key, seen: &seen}
+		a.byKey[key] = action{handler: recordingHandler{key: key, seen: &seen}, takesPath: key == "virtualmachineinstances/portforward"}
 	}
 	cases := []struct {
 		path string
