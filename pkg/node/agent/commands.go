@@ -54,6 +54,18 @@ func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.Virtu
 	return vmi, l, info, nil
 }
 
+// runningTarget finds the domain of a VMI for a stream or a query, which need it running.
+func (a *Agent) runningTarget(namespace, name string, uid types.UID) (*launcher, error) {
+	_, l, info, err := a.target(namespace, name, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Active() {
+		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
+	}
+	return l, nil
+}
+
 // command runs do on the VMI's domain when allowed says the state permits it.
 func (a *Agent) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(virt.Conn, string) error) error {
 	_, l, info, err := a.target(namespace, name, uid)
@@ -108,24 +120,18 @@ func (a *Agent) SoftReboot(ctx context.Context, namespace, name string, uid type
 
 // Console implements streamserver.Backend: a session on the VMI's shared console.
 func (a *Agent) Console(_ context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+	l, err := a.runningTarget(namespace, name, uid)
 	if err != nil {
 		return nil, err
-	}
-	if !info.Active() {
-		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
 	}
 	return l.hub.Attach()
 }
 
 // VNC implements streamserver.Backend: a new connection to QEMU's VNC socket.
 func (a *Agent) VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+	l, err := a.runningTarget(namespace, name, uid)
 	if err != nil {
 		return nil, err
-	}
-	if !info.Active() {
-		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, "unix", l.fs.Private.Path(podfs.VNCSocket))
@@ -134,12 +140,9 @@ func (a *Agent) VNC(ctx context.Context, namespace, name string, uid types.UID) 
 // PortForward implements streamserver.Backend: a new connection to a port of the guest, made
 // from inside its launcher pod.
 func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+	l, err := a.runningTarget(namespace, name, uid)
 	if err != nil {
 		return nil, err
-	}
-	if !info.Active() {
-		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
 	}
 	if a.cfg.DialGuest == nil {
 		return nil, fmt.Errorf("the node agent of node %s cannot forward ports: %w", a.cfg.NodeName, streamserver.ErrConflict)
@@ -155,12 +158,9 @@ func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid typ
 // GuestAgentInfo implements streamserver.Backend: what the guest agent reports, in KubeVirt's
 // kind. A guest without a (responsive) guest agent is a conflict, as in KubeVirt.
 func (a *Agent) GuestAgentInfo(_ context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+	l, err := a.runningTarget(namespace, name, uid)
 	if err != nil {
 		return nil, err
-	}
-	if !info.Active() {
-		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
 	}
 	gi, err := l.conn.GuestInfo(l.domain)
 	if errors.Is(err, virt.ErrNoGuestAgent) {

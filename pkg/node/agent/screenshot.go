@@ -11,19 +11,14 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 )
 
 // Screenshot implements streamserver.Backend: the guest's screen as a PNG image (what KubeVirt's
 // vnc/screenshot answers). QEMU dumps the screen as a PPM image, which is converted here.
 func (a *Agent) Screenshot(_ context.Context, namespace, name string, uid types.UID) ([]byte, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+	l, err := a.runningTarget(namespace, name, uid)
 	if err != nil {
 		return nil, err
-	}
-	if !info.Active() {
-		return nil, fmt.Errorf("VMI is not running: %w", streamserver.ErrConflict)
 	}
 	mime, data, err := l.conn.Screenshot(l.domain)
 	if err != nil {
