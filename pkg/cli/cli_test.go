@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
 // recorded is one request the fake server saw.
@@ -222,11 +224,11 @@ func TestParsePortForwardArguments(t *testing.T) {
 		want    portMapping
 		wantErr bool
 	}{
-		{arg: "22", want: portMapping{local: 22, remote: 22, protocol: "tcp"}},
-		{arg: "2222:22", want: portMapping{local: 2222, remote: 22, protocol: "tcp"}},
-		{arg: ":80", want: portMapping{local: 0, remote: 80, protocol: "tcp"}},
-		{arg: "0:80/tcp", want: portMapping{local: 0, remote: 80, protocol: "tcp"}},
-		{arg: "5353:53/udp", want: portMapping{local: 5353, remote: 53, protocol: "udp"}},
+		{arg: "22", want: portMapping{local: 22, guest: streams.ForwardedPort{Port: 22, Protocol: "tcp"}}},
+		{arg: "2222:22", want: portMapping{local: 2222, guest: streams.ForwardedPort{Port: 22, Protocol: "tcp"}}},
+		{arg: ":80", want: portMapping{local: 0, guest: streams.ForwardedPort{Port: 80, Protocol: "tcp"}}},
+		{arg: "0:80/tcp", want: portMapping{local: 0, guest: streams.ForwardedPort{Port: 80, Protocol: "tcp"}}},
+		{arg: "5353:53/udp", want: portMapping{local: 5353, guest: streams.ForwardedPort{Port: 53, Protocol: "udp"}}},
 		{arg: "53/sctp", wantErr: true},
 		{arg: "53/", wantErr: true},
 		{arg: "0", wantErr: true},

@@ -47,25 +47,23 @@ func newPortForwardCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if stdio {
-				if len(forwards) != 1 || forwards[0].local != forwards[0].remote || forwards[0].protocol != "tcp" {
-					return fmt.Errorf("--stdio carries one TCP guest port: give PORT alone")
-				}
-				ws, err := c.dialStream(cmd.Context(), resource, name,
-					fmt.Sprintf("%s/%d/tcp", streams.ActionPortForward, forwards[0].remote), fmt.Sprintf("port %d", forwards[0].remote))
-				if err != nil {
-					return err
-				}
-				return streams.Pipe(cmd.Context(), ws, struct {
-					io.Reader
-					io.Writer
-				}{o.streams.In, o.streams.Out})
-			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			dial := func(m portMapping) (*websocket.Conn, error) {
-				return c.dialStream(ctx, resource, name, fmt.Sprintf("%s/%d/%s", streams.ActionPortForward, m.remote, m.protocol),
-					fmt.Sprintf("port %d/%s", m.remote, m.protocol))
+				return c.dialStream(ctx, resource, name, string(streams.ActionPortForward)+"/"+m.guest.String(), "port "+m.guest.String())
+			}
+			if stdio {
+				if len(forwards) != 1 || forwards[0].local != forwards[0].guest.Port || forwards[0].guest.Protocol != "tcp" {
+					return fmt.Errorf("--stdio carries one TCP guest port: give PORT alone")
+				}
+				ws, err := dial(forwards[0])
+				if err != nil {
+					return err
+				}
+				return streams.Pipe(ctx, ws, struct {
+					io.Reader
+					io.Writer
+				}{o.streams.In, o.streams.Out})
 			}
 			// Each forward's server, started once every port listens.
 			var servers []func() error
@@ -85,13 +83,13 @@ func newPortForwardCommand(o *options) *cobra.Command {
 				closers = append(closers, first)
 				next := func() (*websocket.Conn, error) { return dial(m) }
 				local := net.JoinHostPort(address, strconv.Itoa(m.local))
-				if m.protocol == "udp" {
+				if m.guest.Protocol == "udp" {
 					pc, err := net.ListenPacket("udp", local)
 					if err != nil {
 						return err
 					}
 					closers = append(closers, pc)
-					_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d/udp\n", pc.LocalAddr(), m.remote)
+					_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d/udp\n", pc.LocalAddr(), m.guest.Port)
 					servers = append(servers, func() error { return serveDatagrams(ctx, pc, first, next, o.warn) })
 					continue
 				}
@@ -100,7 +98,7 @@ func newPortForwardCommand(o *options) *cobra.Command {
 					return err
 				}
 				closers = append(closers, l)
-				_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d\n", l.Addr(), m.remote)
+				_, _ = fmt.Fprintf(o.streams.Out, "Forwarding from %s -> %d\n", l.Addr(), m.guest.Port)
 				servers = append(servers, func() error { return serveStreams(ctx, l, first, next, o.warn) })
 			}
 			var wg sync.WaitGroup
@@ -127,10 +125,10 @@ func newPortForwardCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-// portMapping is one LOCAL:PORT/PROTOCOL argument.
+// portMapping is one [LOCAL:]PORT[/PROTOCOL] argument.
 type portMapping struct {
-	local, remote int
-	protocol      string // tcp or udp
+	local int
+	guest streams.ForwardedPort
 }
 
 // parseForwardTarget reads vmi/NAME, vm/NAME or NAME (an instance).
@@ -153,30 +151,27 @@ func parseForwardTarget(s string) (resource, name string, err error) {
 	return resource, name, nil
 }
 
-// parsePortMapping reads PORT, LOCAL:PORT or :PORT, each optionally followed by /tcp or /udp.
+// parsePortMapping reads PORT, LOCAL:PORT or :PORT, each optionally followed by /tcp or /udp;
+// the guest's part is what the portforward path takes (streams.ParseForwardedPort).
 func parsePortMapping(s string) (portMapping, error) {
-	spec, protocol, hasProtocol := strings.Cut(s, "/")
-	if !hasProtocol {
-		protocol = "tcp"
-	}
-	if protocol != "tcp" && protocol != "udp" {
-		return portMapping{}, fmt.Errorf("%q: unknown protocol %q (tcp or udp)", s, protocol)
-	}
-	local, remote, hasLocal := strings.Cut(spec, ":")
+	local, guest, hasLocal := strings.Cut(s, ":")
 	if !hasLocal {
-		remote, local = spec, spec
+		guest = s
 	}
-	r, err := strconv.Atoi(remote)
-	if err != nil || r < 1 || r > 65535 {
-		return portMapping{}, fmt.Errorf("%q: the guest port must be a number from 1 to 65535", s)
+	port, err := streams.ParseForwardedPort(strings.Split(guest, "/"))
+	if err != nil {
+		return portMapping{}, fmt.Errorf("%q: %w", s, err)
 	}
-	l := 0
-	if local != "" {
-		if l, err = strconv.Atoi(local); err != nil || l < 0 || l > 65535 {
-			return portMapping{}, fmt.Errorf("%q: the local port must be a number from 0 to 65535", s)
+	m := portMapping{local: port.Port, guest: port}
+	if hasLocal {
+		m.local = 0
+		if local != "" {
+			if m.local, err = strconv.Atoi(local); err != nil || m.local < 0 || m.local > 65535 {
+				return portMapping{}, fmt.Errorf("%q: the local port must be a number from 0 to 65535", s)
+			}
 		}
 	}
-	return portMapping{local: l, remote: r, protocol: protocol}, nil
+	return m, nil
 }
 
 // serveStreams carries each accepted connection over a stream of its own until ctx ends; the

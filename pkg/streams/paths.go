@@ -83,6 +83,9 @@ type ForwardedPort struct {
 	Protocol string
 }
 
+// String is the port as a path names it: {port}/{protocol}.
+func (f ForwardedPort) String() string { return strconv.Itoa(f.Port) + "/" + f.Protocol }
+
 // ParseForwardedPort reads the path segments after portforward/: a port (1–65535), optionally
 // followed by tcp or udp (tcp when absent).
 func ParseForwardedPort(segments []string) (ForwardedPort, error) {
@@ -141,7 +144,7 @@ func Path(namespace, name string, action Action) string {
 func (t Target) Path() string {
 	p := Path(t.Namespace, t.Name, t.Action)
 	if t.Action.TakesPort() {
-		p += "/" + strconv.Itoa(t.Forward.Port) + "/" + t.Forward.Protocol
+		p += "/" + t.Forward.String()
 	}
 	return p
 }

@@ -150,7 +150,7 @@ func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid typ
 	conn, err := a.cfg.DialGuest(ctx, l.fs.Private.Path(podfs.LibvirtSocket), port)
 	if err != nil {
 		// The guest refused or did not answer: the caller asked for a port nothing serves.
-		return nil, fmt.Errorf("connecting to port %d/%s of VMI %s/%s: %v: %w", port.Port, port.Protocol, namespace, name, err, streamserver.ErrConflict)
+		return nil, fmt.Errorf("connecting to port %s of VMI %s/%s: %v: %w", port, namespace, name, err, streamserver.ErrConflict)
 	}
 	return conn, nil
 }
