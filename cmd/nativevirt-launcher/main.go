@@ -4,6 +4,7 @@
 //
 //	nativevirt-launcher --namespace NS --name VMI --uid UID --grace-period-seconds 30 [--run-dir /var/run/nativevirt]
 //	nativevirt-launcher --probe-qemu-capabilities DIR
+//	nativevirt-launcher --guest-probe [--guest-probe-timeout 1s] [-- COMMAND [ARG...]]
 //
 // It exits 0 once the domain is gone or after a SIGTERM shut the guest down, and 1 when libvirtd
 // dies or cannot start.
@@ -50,6 +51,12 @@ func run(args []string) int {
 		opts.AwaitFiles = append(opts.AwaitFiles, v)
 		return nil
 	})
+	var (
+		guestProbe        bool
+		guestProbeTimeout time.Duration
+	)
+	fs.BoolVar(&guestProbe, "guest-probe", false, "instead of serving a virtual machine: probe the pod's guest through its guest agent, with guest-ping, or running the command given after -- (guest-exec), and exit 0 when it passes (the kubelet runs this as the exec probe behind KubeVirt's exec and guestAgentPing probes)")
+	fs.DurationVar(&guestProbeTimeout, "guest-probe-timeout", time.Second, "with --guest-probe: how long the probe may take")
 	var probeDir string
 	fs.StringVar(&probeDir, "probe-qemu-capabilities", "", "instead of serving a virtual machine: have libvirt probe QEMU once and copy its capability cache into DIR/kvm or DIR/tcg (the node agent's DaemonSet runs this per node), then exit")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -57,6 +64,14 @@ func run(args []string) int {
 	klogFlags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if guestProbe {
+		err := launcher.RunGuestProbe(context.Background(), opts, launcher.GuestProbe{Command: fs.Args(), Timeout: guestProbeTimeout})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "nativevirt-launcher: unexpected arguments: %v\n", fs.Args())

@@ -109,7 +109,10 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 					"--uid", string(vmi.UID),
 					"--grace-period-seconds", strconv.FormatInt(grace, 10),
 				},
-				Resources: resources,
+				Resources:      resources,
+				Ports:          containerPorts(spec),
+				LivenessProbe:  podProbe(spec.LivenessProbe),
+				ReadinessProbe: podProbe(spec.ReadinessProbe),
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: PrivateVolume, MountPath: PrivateDir},
 					{Name: DisksVolume, MountPath: DisksDir},

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
@@ -36,8 +37,14 @@ func testVMI() *kubevirtv1.VirtualMachineInstance {
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
 				},
 				Devices: kubevirtv1.Devices{Interfaces: []kubevirtv1.Interface{{Name: "default",
-					InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}}}}},
+					InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}},
+					Ports:                  []kubevirtv1.Port{{Name: "http", Port: 80}, {Port: 53, Protocol: "UDP"}}}}},
 			},
+			// The kubelet runs them against the pod IP; a named port is one the interface declares.
+			ReadinessProbe: &kubevirtv1.Probe{Handler: kubevirtv1.Handler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/healthz", Port: intstr.FromString("http")}}, PeriodSeconds: 5},
+			LivenessProbe: &kubevirtv1.Probe{Handler: kubevirtv1.Handler{TCPSocket: &corev1.TCPSocketAction{
+				Port: intstr.FromInt32(80)}}, InitialDelaySeconds: 120, FailureThreshold: 6},
 			Networks:                      []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
 			NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
 			Tolerations:                   []corev1.Toleration{{Key: "example.com/vms", Operator: corev1.TolerationOpExists}},

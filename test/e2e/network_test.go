@@ -55,11 +55,7 @@ func TestMasqueradeNetwork(t *testing.T) {
 
 	spec := e.demoVM(kubevirtv1.RunStrategyManual).Spec.Template.Spec
 	spec.Domain.Devices.Interfaces[0].Ports = []kubevirtv1.Port{{Name: "http", Port: 8080}}
-	for i := range spec.Volumes {
-		if spec.Volumes[i].CloudInitNoCloud != nil {
-			spec.Volumes[i].CloudInitNoCloud.UserData = guestWeb
-		}
-	}
+	setUserData(&spec, guestWeb)
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-net", Namespace: e.ns}, Spec: spec}
 	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -184,6 +180,15 @@ func TestMasqueradeNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.goneWithPods(vmi.Name, running.UID)
+}
+
+// setUserData replaces the cloud-init user data of the demo spec.
+func setUserData(spec *kubevirtv1.VirtualMachineInstanceSpec, userData string) {
+	for i := range spec.Volumes {
+		if spec.Volumes[i].CloudInitNoCloud != nil {
+			spec.Volumes[i].CloudInitNoCloud.UserData = userData
+		}
+	}
 }
 
 // httpGet fetches /index.html from addr with HTTP/1.0.

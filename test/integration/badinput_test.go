@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/test/integration/framework"
 )
 
@@ -80,6 +81,29 @@ func TestBadInput(t *testing.T) {
 		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
 		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, "spec.template.spec.domain.devices.gpus") {
 			t.Fatalf("got %d %s, want 422 naming spec.template.spec.domain.devices.gpus", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("a probe the guest cannot answer is refused with 422 naming its port", func(t *testing.T) {
+		obj := vmJSON("probe")
+		tmpl := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})
+		tmpl["readinessProbe"] = map[string]interface{}{"httpGet": map[string]interface{}{"port": "metrics", "path": "/healthz"}}
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, "spec.template.spec.readinessProbe.httpGet.port") {
+			t.Fatalf("got %d %s, want 422 naming spec.template.spec.readinessProbe.httpGet.port", r.code, truncate(r.body))
+		}
+		// A numbered port and a guest agent probe are fine, stored with KubeVirt's defaults.
+		tmpl["readinessProbe"] = map[string]interface{}{"tcpSocket": map[string]interface{}{"port": 22}, "periodSeconds": 5}
+		tmpl["livenessProbe"] = map[string]interface{}{"guestAgentPing": map[string]interface{}{}, "initialDelaySeconds": 120}
+		r = do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		var created kubevirtv1.VirtualMachine
+		if r.code != http.StatusCreated || json.Unmarshal([]byte(r.body), &created) != nil {
+			t.Fatalf("got %d %s, want 201", r.code, truncate(r.body))
+		}
+		got, _ := json.Marshal([]interface{}{created.Spec.Template.Spec.ReadinessProbe, created.Spec.Template.Spec.LivenessProbe})
+		if want := `[{"tcpSocket":{"port":22},"timeoutSeconds":1,"periodSeconds":5,"successThreshold":1,"failureThreshold":3},` +
+			`{"guestAgentPing":{},"initialDelaySeconds":120,"timeoutSeconds":1,"periodSeconds":10,"successThreshold":1,"failureThreshold":3}]`; string(got) != want {
+			t.Fatalf("probes stored as %s, want %s", got, want)
 		}
 	})
 

@@ -125,6 +125,7 @@ func (a *Agent) sync(ctx context.Context, key string) (time.Duration, error) {
 			}
 			return a.start(ctx, vmi, pod, rec, l)
 		}
+		rec.Killed = killedByKubelet(vmi, pod, l)
 		return a.finish(ctx, vmi, rec, info, "")
 	}
 	return a.observeActive(ctx, vmi, pod, rec, l, info)
@@ -289,17 +290,27 @@ func (a *Agent) finish(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		return 0, err
 	}
 	phase := FinalPhase(info, rec)
-	klog.FromContext(ctx).Info("Guest stopped", "phase", phase, "state", info.State, "reason", info.Reason, "gone", gone)
+	klog.FromContext(ctx).Info("Guest stopped", "phase", phase, "state", info.State, "reason", info.Reason, "gone", gone,
+		"stoppedByKubelet", rec.Killed)
 	return 0, a.writeStatus(ctx, vmi, finalStatus(vmi, phase, a.cfg.Now()))
+}
+
+// killedByKubelet tells whether the launcher stopped the guest (it was told to end) while
+// neither the VMI nor the pod was being deleted: then the kubelet ended it on its own, which
+// it does after a failed liveness probe.
+func killedByKubelet(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, l *launcher) bool {
+	return vmi.DeletionTimestamp == nil && pod.DeletionTimestamp == nil && l.fs.Private.Exists(podfs.TerminatedMarker)
 }
 
 // FinalPhase decides between Succeeded and Failed for a stopped domain: a
 // guest that powered itself off, or was stopped because its VMI was deleted,
-// succeeded; a crash, a failure or a domain lost without being asked to stop
-// failed.
+// succeeded; a crash, a failure, a guest the kubelet had stopped (failed
+// liveness probe) or a domain lost without being asked to stop failed.
 func FinalPhase(info virt.DomainInfo, rec domains.Record) kubevirtv1.VirtualMachineInstancePhase {
 	requested := rec.ShutdownAt != nil
 	switch {
+	case rec.Killed && !requested:
+		return kubevirtv1.Failed
 	case info.State == virt.StateShutoff && info.Reason == virt.ReasonShutdown:
 		return kubevirtv1.Succeeded
 	case info.State == virt.StateShutoff && info.Reason == virt.ReasonDestroyed && requested:

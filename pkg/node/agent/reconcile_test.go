@@ -632,6 +632,7 @@ func TestFinalPhase(t *testing.T) {
 		{"QEMU failed", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonFailed}, domains.Record{}, kubevirtv1.Failed},
 		{"gone after our shutdown", virt.DomainInfo{}, domains.Record{ShutdownAt: &now, Gone: true}, kubevirtv1.Succeeded},
 		{"gone unasked", virt.DomainInfo{}, domains.Record{Gone: true}, kubevirtv1.Failed},
+		{"powered off for the kubelet", virt.DomainInfo{State: virt.StateShutoff, Reason: virt.ReasonShutdown}, domains.Record{Killed: true}, kubevirtv1.Failed},
 	}
 	for _, tt := range tests {
 		if got := FinalPhase(tt.info, tt.rec); got != tt.want {

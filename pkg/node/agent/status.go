@@ -81,10 +81,31 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is paused"), now)
 	} else {
 		removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
-		setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", ""), now)
+		setCondition(&st, readyCondition(vmi, pod), now)
 	}
 	setCondition(&st, liveMigratable(vmi, l.sharedVolumes), now)
 	return st
+}
+
+// readyCondition is the Ready condition of a running, unpaused guest. With a readiness probe,
+// which the kubelet runs as the launcher pod's, the guest is ready when the pod is (KubeVirt
+// copies the pod's condition too): the pod's reason and message say which probe failed.
+func readyCondition(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) kubevirtv1.VirtualMachineInstanceCondition {
+	ready := cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionTrue, "", "")
+	if vmi.Spec.ReadinessProbe == nil || pod == nil {
+		return ready
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.PodReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return ready
+		}
+		return cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, c.Reason, c.Message)
+	}
+	return cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.PodConditionMissingReason,
+		"the launcher pod reports no Ready condition yet")
 }
 
 // finalStatus is the status of a VMI whose guest stopped for good.

@@ -50,6 +50,10 @@ type Record struct {
 	Reason virt.Reason `json:"reason,omitempty"`
 	// Gone is set when the domain (or its launcher) disappeared.
 	Gone bool `json:"gone,omitempty"`
+	// Killed is set when the launcher shut the guest down although neither the VMI nor the
+	// launcher pod was being deleted: the kubelet stopped the launcher on its own, after a
+	// failed liveness probe.
+	Killed bool `json:"killed,omitempty"`
 }
 
 // Key is the VMI's namespace/name.

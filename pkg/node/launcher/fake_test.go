@@ -27,6 +27,8 @@ type fakeHypervisor struct {
 	listErr error
 	closed  bool
 	probe   func() error
+	// agent answers guest agent commands; nil: no agent in the guest.
+	agent func(domain, command string) (string, error)
 }
 
 var _ Hypervisor = &fakeHypervisor{}
@@ -45,6 +47,17 @@ func (f *fakeHypervisor) ProbeQEMU() error {
 		return probe()
 	}
 	return nil
+}
+
+// AgentCommand hands the command to agent, or fails as libvirt does without an agent.
+func (f *fakeHypervisor) AgentCommand(domain, command string, _ time.Duration) (string, error) {
+	f.mu.Lock()
+	agent := f.agent
+	f.mu.Unlock()
+	if agent == nil {
+		return "", errors.New("Guest agent is not responding: QEMU guest agent is not connected")
+	}
+	return agent(domain, command)
 }
 
 func (f *fakeHypervisor) Domains() ([]Domain, error) {

@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"libvirt.org/go/libvirt"
 )
@@ -26,6 +27,9 @@ type Hypervisor interface {
 	// ProbeQEMU has libvirt work out the capabilities of the host's QEMU (which it then keeps
 	// in its capability cache).
 	ProbeQEMU() error
+	// AgentCommand passes a QEMU guest agent command (JSON) to the named domain's agent and
+	// returns its answer; it waits at most timeout (rounded up to seconds) for the agent.
+	AgentCommand(name, command string, timeout time.Duration) (string, error)
 	// Close releases the connection.
 	Close() error
 }
@@ -95,6 +99,22 @@ func (h *libvirtHypervisor) ProbeQEMU() error {
 		return fmt.Errorf("probing QEMU: %w", err)
 	}
 	return nil
+}
+
+func (h *libvirtHypervisor) AgentCommand(name, command string, timeout time.Duration) (string, error) {
+	d, err := h.conn.LookupDomainByName(name)
+	if err != nil {
+		return "", fmt.Errorf("looking up domain %s: %w", name, err)
+	}
+	defer func() { _ = d.Free() }()
+	secs := int((timeout + time.Second - 1) / time.Second)
+	out, err := d.QemuAgentCommand(command, libvirt.DomainQemuAgentCommandTimeout(secs), 0)
+	var lerr libvirt.Error
+	if errors.As(err, &lerr) {
+		// libvirt's message is what a user reads in the probe's event.
+		return "", errors.New(lerr.Message)
+	}
+	return out, err
 }
 
 func (h *libvirtHypervisor) Close() error {

@@ -168,6 +168,11 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 			log.Info("virtlogd exited; carrying on without it", "status", describeStatus(virtlogd.status))
 			virtlogdDone = nil
 		case <-ctx.Done():
+			// Before the guest goes: the node agent tells by it that the guest was stopped
+			// for the launcher, not by itself.
+			if err := writeFileAtomic(l.opts.TerminatedPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+				log.Error(err, "Could not write the terminated marker")
+			}
 			res, err := shutdownGuests(h, shutdownPolicy{
 				grace:   l.opts.GracePeriod,
 				poll:    l.opts.PollInterval,

@@ -76,6 +76,9 @@ func TestRun(t *testing.T) {
 		wantErr      string
 		wantCalls    []string
 		wantReady    bool
+		// wantTerminated: the terminated marker tells the node agent that the launcher stopped
+		// the guest.
+		wantTerminated bool
 	}{{
 		name:     "the domain runs, then is undefined",
 		libvirtd: "exec sleep 60",
@@ -102,8 +105,9 @@ func TestRun(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			cancel()
 		},
-		wantCalls: []string{"shutdown ns_vm"},
-		wantReady: true,
+		wantCalls:      []string{"shutdown ns_vm"},
+		wantReady:      true,
+		wantTerminated: true,
 	}, {
 		name:     "SIGTERM: a guest ignoring ACPI is destroyed after the grace period",
 		libvirtd: "exec sleep 60",
@@ -112,8 +116,9 @@ func TestRun(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			cancel()
 		},
-		wantCalls: []string{"shutdown ns_vm", "destroy ns_vm"},
-		wantReady: true,
+		wantCalls:      []string{"shutdown ns_vm", "destroy ns_vm"},
+		wantReady:      true,
+		wantTerminated: true,
 	}, {
 		name:     "libvirtd dies while the domain runs",
 		libvirtd: "sleep 0.5; exit 3",
@@ -191,6 +196,9 @@ func TestRun(t *testing.T) {
 			}
 			if fileExists(opts.RunDir + "/ready") {
 				t.Error("ready marker left behind")
+			}
+			if got := fileExists(opts.RunDir + "/terminated"); got != tt.wantTerminated {
+				t.Errorf("terminated marker written: %t, want %t", got, tt.wantTerminated)
 			}
 			if diff := cmp.Diff(tt.wantCalls, collapse(h.callLog())); diff != "" {
 				t.Errorf("hypervisor calls (-want +got):\n%s", diff)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
 
 // Defaults of Options.
@@ -134,7 +135,10 @@ func (o *Options) AdminSocketPath() string {
 }
 
 // ReadyPath is the marker the launcher creates once libvirtd answers.
-func (o *Options) ReadyPath() string { return filepath.Join(o.RunDir, "ready") }
+func (o *Options) ReadyPath() string { return filepath.Join(o.RunDir, podfs.ReadyMarker) }
+
+// TerminatedPath is the marker the launcher creates when it is told to end (SIGTERM).
+func (o *Options) TerminatedPath() string { return filepath.Join(o.RunDir, podfs.TerminatedMarker) }
 
 // DHCPConfigPath is where the node agent hands over the guest's DHCP configuration.
 func (o *Options) DHCPConfigPath() string { return filepath.Join(o.RunDir, dhcp.ConfigFile) }

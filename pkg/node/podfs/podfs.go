@@ -35,6 +35,10 @@ const (
 	VNCSocket = "vnc.sock"
 	// ReadyMarker exists once the launcher's libvirtd answers.
 	ReadyMarker = "ready"
+	// TerminatedMarker exists once the launcher was told to end (SIGTERM) and shuts the guest
+	// down: the kubelet deleting the pod, or stopping the container after a failed liveness
+	// probe.
+	TerminatedMarker = "terminated"
 )
 
 // Locator computes host paths of pod volumes under one kubelet root.

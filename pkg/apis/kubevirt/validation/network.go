@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -109,8 +110,16 @@ func validateInterface(in *kubevirtv1.Interface, ifPath *field.Path) field.Error
 	if in.Model != "" && !contains(interfaceModels, in.Model) {
 		errs = append(errs, field.NotSupported(ifPath.Child("model"), in.Model, interfaceModels))
 	}
+	portNames := nameSet{}
 	for j, p := range in.Ports {
 		portPath := ifPath.Child("ports").Index(j)
+		// Named ports of the pod network interface become the launcher container's ports.
+		if p.Name != "" {
+			for _, msg := range utilvalidation.IsValidPortName(p.Name) {
+				errs = append(errs, field.Invalid(portPath.Child("name"), p.Name, msg))
+			}
+			errs = appendErr(errs, portNames.add(p.Name, portPath.Child("name")))
+		}
 		if p.Port < 1 || p.Port > 65535 {
 			errs = append(errs, field.Invalid(portPath.Child("port"), p.Port, "must be between 1 and 65535, inclusive"))
 		}

@@ -101,8 +101,6 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 	}},
 	{"domain.firmware.acpi", "ACPI tables from secrets (firmware.acpi)", func(s *vmiSpec) bool { return s.Domain.Firmware != nil && s.Domain.Firmware.ACPI != nil }},
 	{"domain.launchSecurity", "confidential computing (domain.launchSecurity)", func(s *vmiSpec) bool { return s.Domain.LaunchSecurity != nil }},
-	{"livenessProbe", "a liveness probe (livenessProbe)", func(s *vmiSpec) bool { return s.LivenessProbe != nil }},
-	{"readinessProbe", "a readiness probe (readinessProbe)", func(s *vmiSpec) bool { return s.ReadinessProbe != nil }},
 	{"accessCredentials", "access credentials (accessCredentials)", func(s *vmiSpec) bool { return len(s.AccessCredentials) > 0 }},
 	{"resourceClaims", "dynamic resource claims (resourceClaims)", func(s *vmiSpec) bool { return len(s.ResourceClaims) > 0 }},
 }

@@ -63,12 +63,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.launchSecurity": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.LaunchSecurity = &kubevirtv1.LaunchSecurity{SEV: &kubevirtv1.SEV{}}
 	},
-	"spec.livenessProbe": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.LivenessProbe = &kubevirtv1.Probe{Handler: kubevirtv1.Handler{GuestAgentPing: &kubevirtv1.GuestAgentPing{}}}
-	},
-	"spec.readinessProbe": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.ReadinessProbe = &kubevirtv1.Probe{Handler: kubevirtv1.Handler{TCPSocket: &corev1.TCPSocketAction{}}}
-	},
 	"spec.accessCredentials": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.AccessCredentials = []kubevirtv1.AccessCredential{{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{}}}
 	},

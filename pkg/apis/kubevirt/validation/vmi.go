@@ -46,6 +46,7 @@ func ValidateVMISpec(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field
 	errs = append(errs, validateNetworking(spec, fldPath)...)
 	errs = append(errs, validateScheduling(spec, fldPath)...)
 	errs = append(errs, validateGuestIdentity(spec, fldPath)...)
+	errs = append(errs, validateProbes(spec, fldPath)...)
 	return errs
 }
 

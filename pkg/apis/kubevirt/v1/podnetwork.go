@@ -1,0 +1,21 @@
+package v1
+
+// PodNetworkInterface returns the interface attached to the instance's pod network, or nil when
+// it has none (validation allows one pod network). It is the interface whose declared ports the
+// launcher pod forwards to the guest, and the one probes without a host reach the guest through.
+func PodNetworkInterface(spec *VirtualMachineInstanceSpec) *Interface {
+	if spec == nil {
+		return nil
+	}
+	for i := range spec.Networks {
+		if spec.Networks[i].Pod == nil {
+			continue
+		}
+		for j := range spec.Domain.Devices.Interfaces {
+			if spec.Domain.Devices.Interfaces[j].Name == spec.Networks[i].Name {
+				return &spec.Domain.Devices.Interfaces[j]
+			}
+		}
+	}
+	return nil
+}
