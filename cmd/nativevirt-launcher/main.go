@@ -45,6 +45,8 @@ func run(args []string) int {
 	fs.StringVar(&opts.Virtlogd, "virtlogd", launcher.DefaultVirtlogd, "virtlogd executable")
 	opts.ClaimDisks = launcher.ClaimDisks{}
 	fs.Var(opts.ClaimDisks, "claim-disk", "<volume>=<bytes>: create the disk image of a filesystem-mode claim mounted under "+launcherpod.ClaimsDir+"/<volume> when it has none (repeatable)")
+	opts.ConfigDisks = launcher.ConfigDisks{}
+	fs.Var(opts.ConfigDisks, "config-disk", "<volume>=<label>: build the disk of a config volume (configMap, secret, serviceAccount, downwardAPI) mounted under "+launcherpod.ConfigVolumesDir+"/<volume>, an ISO labelled <label> (repeatable)")
 	fs.StringVar(&opts.HoldLock, "hold-lock", "", "file to keep an exclusive lock on while the launcher runs (the pod's copy containers end when it is released)")
 	fs.Func("await-file", "a file that must exist before the launcher reports ready: a disk the pod copies beside it (repeatable); <file>"+
 		launcher.FailedSuffix+" fails the launcher", func(v string) error {

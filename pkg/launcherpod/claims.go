@@ -71,10 +71,8 @@ func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup C
 	compute := &pod.Spec.Containers[0]
 	var shared []string
 	for _, c := range claims {
-		for _, reserved := range []string{PrivateVolume, DisksVolume, BinVolume} {
-			if c.volume == reserved {
-				return fmt.Errorf("volume name %q is reserved for the launcher pod", c.volume)
-			}
+		if err := checkNotReserved(c.volume); err != nil {
+			return err
 		}
 		pvc, err := lookup(vmi.Namespace, c.claim)
 		if err != nil {

@@ -123,6 +123,9 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 		},
 	}
 	addDiskCopies(&pod.Spec, diskCopies(spec))
+	if err := addConfigVolumes(pod, spec); err != nil {
+		return nil, err
+	}
 	pod.Spec.Hostname = hostname(vmi)
 	if err := addClaims(pod, vmi, cfg.Claims); err != nil {
 		return nil, err

@@ -107,6 +107,23 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("config volumes are accepted, a disk label an ISO cannot carry is refused with 422", func(t *testing.T) {
+		obj := vmJSON("config")
+		tmpl := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})
+		volumes := tmpl["volumes"].([]interface{})
+		tmpl["volumes"] = append(volumes,
+			map[string]interface{}{"name": "app", "configMap": map[string]interface{}{"name": "app", "volumeLabel": strings.Repeat("L", 40)}},
+			map[string]interface{}{"name": "sa", "serviceAccount": map[string]interface{}{"serviceAccountName": "default"}})
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, "spec.template.spec.volumes[3].configMap.volumeLabel") {
+			t.Fatalf("got %d %s, want 422 naming spec.template.spec.volumes[3].configMap.volumeLabel", r.code, truncate(r.body))
+		}
+		tmpl["volumes"].([]interface{})[3].(map[string]interface{})["configMap"].(map[string]interface{})["volumeLabel"] = "cfgdata"
+		if r := do(t, client, http.MethodPost, base, "application/json", marshal(obj)); r.code != http.StatusCreated {
+			t.Fatalf("got %d %s, want 201", r.code, truncate(r.body))
+		}
+	})
+
 	t.Run("runStrategy and running together are refused", func(t *testing.T) {
 		obj := vmJSON("both")
 		obj["spec"].(map[string]interface{})["running"] = true

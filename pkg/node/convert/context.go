@@ -29,6 +29,9 @@ const (
 	OverlayFile = "overlay.qcow2"
 	// CloudInitISOFile is the generated cloud-init ISO.
 	CloudInitISOFile = "cloudinit.iso"
+	// ConfigISOFile is the disk the launcher builds from a config volume (configMap, secret,
+	// serviceAccount, downwardAPI); launcherpod.ConfigDiskFile.
+	ConfigISOFile = "config.iso"
 	// KernelBootDir is the directory under DisksDir that receives the
 	// kernel and initrd of spec.domain.firmware.kernelBoot.
 	KernelBootDir = "kernel-boot"

@@ -28,6 +28,8 @@
 //     migrate a <transient/> disk).
 //   - empty disks: a sparse raw file of the volume's capacity at VolumeImagePath.
 //   - cloud-init: the ISO from package cloudinit at CloudInitISOPath.
+//   - configMap, secret, serviceAccount, downwardAPI: the read-only ISO the launcher builds
+//     at ConfigISOPath.
 //   - kernel boot: kernel and initrd at KernelBootPaths (copied by the pod).
 //   - claims: mounted at ClaimPath, or block devices at /dev/<volume>
 //     (Context.BlockVolumes); the launcher pod mounts filesystem claims at

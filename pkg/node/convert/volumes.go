@@ -64,6 +64,12 @@ func CloudInitISOPath(disksDir, volume string) string {
 	return path.Join(disksDir, volume, CloudInitISOFile)
 }
 
+// ConfigISOPath is the disk of a config volume inside the pod:
+// <disksDir>/<volume>/config.iso.
+func ConfigISOPath(disksDir, volume string) string {
+	return path.Join(disksDir, volume, ConfigISOFile)
+}
+
 // ClaimPath is the image of a filesystem-mode claim inside the pod:
 // <pvcDir>/<volume>/disk.img. Block-mode claims are /dev/<volume>.
 func ClaimPath(pvcDir, volume string) string {
@@ -77,7 +83,7 @@ var errUnknownContainerDiskFormat = errors.New("the image format of the containe
 // volumeSource gives the source of a volume, per the launcher pod's layout:
 // container disks are copied into the disks directory and used through a
 // qcow2 overlay; empty disks and cloud-init ISOs are files the node
-// agent writes there; claims are mounted (file) or attached (block) by the
+// agent writes there, config volume ISOs files the launcher writes there; claims are mounted (file) or attached (block) by the
 // pod; host disks are used at their path.
 func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource, *field.Error) {
 	name := vol.Name
@@ -105,6 +111,9 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 		return diskSource{path: VolumeImagePath(c.DisksDir, name), format: FormatRaw}, nil
 	case src.CloudInitNoCloud != nil || src.CloudInitConfigDrive != nil:
 		return diskSource{path: CloudInitISOPath(c.DisksDir, name), format: FormatRaw}, nil
+	case kubevirtv1.IsConfigVolume(src):
+		// Built by the launcher from the pod's volume; the guest only reads it.
+		return diskSource{path: ConfigISOPath(c.DisksDir, name), format: FormatRaw, readOnly: true}, nil
 	case src.HostDisk != nil:
 		if !path.IsAbs(src.HostDisk.Path) {
 			return diskSource{}, field.Invalid(p.Child("hostDisk", "path"), src.HostDisk.Path, "must be an absolute path")

@@ -45,6 +45,14 @@ func TestVolumeSource(t *testing.T) {
 		vol:  kubevirtv1.Volume{Name: "cd2", VolumeSource: kubevirtv1.VolumeSource{CloudInitConfigDrive: &kubevirtv1.CloudInitConfigDriveSource{UserData: "x"}}},
 		want: diskSource{path: "/disks/cd2/cloudinit.iso", format: FormatRaw},
 	}, {
+		name: "config map: the launcher's read-only ISO",
+		vol:  kubevirtv1.Volume{Name: "cm", VolumeSource: kubevirtv1.VolumeSource{ConfigMap: &kubevirtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
+		want: diskSource{path: "/disks/cm/config.iso", format: FormatRaw, readOnly: true},
+	}, {
+		name: "service account",
+		vol:  kubevirtv1.Volume{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{ServiceAccountName: "default"}}},
+		want: diskSource{path: "/disks/sa/config.iso", format: FormatRaw, readOnly: true},
+	}, {
 		name: "host disk",
 		vol:  kubevirtv1.Volume{Name: "h", VolumeSource: kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/data//img.raw", Type: kubevirtv1.HostDiskExists}}},
 		want: diskSource{path: "/data/img.raw", format: FormatRaw},

@@ -195,8 +195,8 @@ func TestOptionsCompleteAndValidate(t *testing.T) {
 	want := Options{
 		RunDir: "/var/run/nativevirt", ConfigDir: "/etc/libvirt",
 		Libvirtd: "/usr/sbin/libvirtd", Virtlogd: "/usr/sbin/virtlogd", StateRoot: "/",
-		ClaimsDir: "/var/run/nativevirt-pvcs",
-		OffGrace:  2 * time.Second, PollInterval: 500 * time.Millisecond,
+		ClaimsDir: "/var/run/nativevirt-pvcs", ConfigVolumesDir: "/var/run/nativevirt-config", DisksDir: "/var/run/nativevirt-disks",
+		OffGrace: 2 * time.Second, PollInterval: 500 * time.Millisecond,
 		StartTimeout: 2 * time.Minute, DaemonStopTimeout: 5 * time.Second, ResolvConf: "/etc/resolv.conf",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {

@@ -67,6 +67,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if err := createClaimDisks(l.opts.ClaimsDir, l.opts.ClaimDisks); err != nil {
 		return err
 	}
+	if err := createConfigDisks(l.opts.ConfigVolumesDir, l.opts.DisksDir, l.opts.ConfigDisks); err != nil {
+		return err
+	}
 
 	sup, stopSupervisor := runSupervisor(log)
 	defer stopSupervisor()

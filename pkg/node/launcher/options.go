@@ -55,6 +55,12 @@ type Options struct {
 	// create there when missing.
 	ClaimsDir  string
 	ClaimDisks ClaimDisks
+	// ConfigVolumesDir is where the pod mounts config volumes; ConfigDisks are the disks to
+	// build from them into DisksDir.
+	ConfigVolumesDir string
+	ConfigDisks      ConfigDisks
+	// DisksDir is the disks volume.
+	DisksDir string
 	// OffGrace, PollInterval, StartTimeout and DaemonStopTimeout tune the timing (defaults above).
 	OffGrace, PollInterval, StartTimeout, DaemonStopTimeout time.Duration
 	// ResolvConf is the pod's resolver configuration, whose name servers and search domains
@@ -88,6 +94,8 @@ func (o *Options) Complete() {
 	setString(&o.Virtlogd, DefaultVirtlogd)
 	setString(&o.StateRoot, "/")
 	setString(&o.ClaimsDir, launcherpod.ClaimsDir)
+	setString(&o.ConfigVolumesDir, launcherpod.ConfigVolumesDir)
+	setString(&o.DisksDir, launcherpod.DisksDir)
 	setString(&o.ResolvConf, DefaultResolvConf)
 	setDuration(&o.OffGrace, DefaultOffGrace)
 	setDuration(&o.PollInterval, DefaultPollInterval)

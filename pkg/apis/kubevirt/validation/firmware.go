@@ -38,12 +38,17 @@ func validateFirmware(fw *kubevirtv1.Firmware, fldPath *field.Path) field.ErrorL
 
 // validateSerial allows a printable serial number of at most maxSerialLength characters.
 func validateSerial(serial string, fldPath *field.Path) field.ErrorList {
-	if len(serial) > maxSerialLength {
-		return field.ErrorList{field.TooLong(fldPath, serial, maxSerialLength)}
+	return validatePrintable(serial, maxSerialLength, unicode.IsPrint, "printable characters", fldPath)
+}
+
+// validatePrintable allows at most max bytes of characters that ok accepts (named by what).
+func validatePrintable(value string, max int, ok func(rune) bool, what string, fldPath *field.Path) field.ErrorList {
+	if len(value) > max {
+		return field.ErrorList{field.TooLong(fldPath, value, max)}
 	}
-	for _, r := range serial {
-		if !unicode.IsPrint(r) {
-			return field.ErrorList{field.Invalid(fldPath, serial, "must contain only printable characters")}
+	for _, r := range value {
+		if !ok(r) {
+			return field.ErrorList{field.Invalid(fldPath, value, "must contain only "+what)}
 		}
 	}
 	return nil

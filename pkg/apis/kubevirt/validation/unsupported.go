@@ -114,10 +114,6 @@ var unsupportedDiskFields = []unsupported[disk]{
 // allowed: they are planned and need nothing beyond a claim.
 var unsupportedVolumeFields = []unsupported[volume]{
 	{"dataVolume", "a CDI DataVolume volume (dataVolume)", func(v *volume) bool { return v.DataVolume != nil }},
-	{"configMap", "a config map volume (configMap)", func(v *volume) bool { return v.ConfigMap != nil }},
-	{"secret", "a secret volume (secret)", func(v *volume) bool { return v.Secret != nil }},
-	{"serviceAccount", "a service account volume (serviceAccount)", func(v *volume) bool { return v.ServiceAccount != nil }},
-	{"downwardAPI", "a downward API volume (downwardAPI)", func(v *volume) bool { return v.DownwardAPI != nil }},
 	{"downwardMetrics", "a downward metrics volume (downwardMetrics)", func(v *volume) bool { return v.DownwardMetrics != nil }},
 	{"sysprep", "a sysprep volume (sysprep)", func(v *volume) bool { return v.Sysprep != nil }},
 	{"memoryDump", "a memory dump volume (memoryDump)", func(v *volume) bool { return v.MemoryDump != nil }},

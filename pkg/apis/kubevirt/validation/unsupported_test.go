@@ -73,10 +73,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 		v.Spec.Domain.Devices.Disks[0].DiskDevice = kubevirtv1.DiskDevice{LUN: &kubevirtv1.LunTarget{}}
 	},
 	"spec.volumes[*].dataVolume":      setVolume0(kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}),
-	"spec.volumes[*].configMap":       setVolume0(kubevirtv1.VolumeSource{ConfigMap: &kubevirtv1.ConfigMapVolumeSource{}}),
-	"spec.volumes[*].secret":          setVolume0(kubevirtv1.VolumeSource{Secret: &kubevirtv1.SecretVolumeSource{SecretName: "s"}}),
-	"spec.volumes[*].serviceAccount":  setVolume0(kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{}}),
-	"spec.volumes[*].downwardAPI":     setVolume0(kubevirtv1.VolumeSource{DownwardAPI: &kubevirtv1.DownwardAPIVolumeSource{}}),
 	"spec.volumes[*].downwardMetrics": setVolume0(kubevirtv1.VolumeSource{DownwardMetrics: &kubevirtv1.DownwardMetricsVolumeSource{}}),
 	"spec.volumes[*].hostDisk":        setVolume0(kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists}}),
 	"spec.volumes[*].sysprep":         setVolume0(kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{}}),

@@ -45,6 +45,7 @@ func validateVolumes(volumes []kubevirtv1.Volume, fldPath *field.Path) (field.Er
 			}
 		}
 	}
+	errs = append(errs, validateConfigVolumes(volumes, fldPath)...)
 	return errs, names
 }
 

@@ -19,3 +19,9 @@ func PodNetworkInterface(spec *VirtualMachineInstanceSpec) *Interface {
 	}
 	return nil
 }
+
+// IsConfigVolume reports whether the source is a config volume: a configMap, secret,
+// serviceAccount or downwardAPI volume, which reaches the guest as a disk built from its files.
+func IsConfigVolume(s *VolumeSource) bool {
+	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil
+}

@@ -1,0 +1,106 @@
+/*
+Copyright The NativeVirt Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+)
+
+// TestConfigVolumes gives the demo guest a config map, a secret, the downward API and a service
+// account as KubeVirt does: each an ISO disk with the volume's files, labelled with its
+// volumeLabel (cfgdata by default). The kubelet mounts them into the launcher pod with the pod's
+// rights and the launcher builds the disks; the guest mounts them by label and reads them.
+func TestConfigVolumes(t *testing.T) {
+	e := newCtrlEnv(t, "e2e-cfgvol")
+	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
+	ctx := context.Background()
+
+	if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"color": "blue"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"}, Data: map[string][]byte{"password": []byte("s3cr3t-42")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace's default service account comes from kube-controller-manager.
+	f.waitFor("the default service account", controllerTimeout, func() (bool, error) {
+		_, err := e.kube.CoreV1().ServiceAccounts(e.ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
+
+	spec := e.demoVM(kubevirtv1.RunStrategyManual).Spec.Template.Spec
+	for _, v := range []kubevirtv1.Volume{
+		{Name: "app-config", VolumeSource: kubevirtv1.VolumeSource{ConfigMap: &kubevirtv1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, VolumeLabel: "CMDATA"}}},
+		{Name: "db-secret", VolumeSource: kubevirtv1.VolumeSource{Secret: &kubevirtv1.SecretVolumeSource{
+			SecretName: "db", VolumeLabel: "SECDATA"}}},
+		{Name: "pod-info", VolumeSource: kubevirtv1.VolumeSource{DownwardAPI: &kubevirtv1.DownwardAPIVolumeSource{
+			VolumeLabel: "DWDATA", Fields: []corev1.DownwardAPIVolumeFile{
+				{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{
+			ServiceAccountName: "default"}}},
+	} {
+		spec.Volumes = append(spec.Volumes, v)
+		spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, kubevirtv1.Disk{Name: v.Name,
+			DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}})
+	}
+	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-cfg", Namespace: e.ns,
+		Labels: map[string]string{"team": "config-volumes"}}, Spec: spec}
+	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running, pod := f.running(vmi.Name, "")
+	if pod.Spec.ServiceAccountName != "default" {
+		t.Errorf("the launcher pod runs as service account %q, want default", pod.Spec.ServiceAccountName)
+	}
+
+	s := f.cli.console(vmi.Name)
+	defer s.close()
+	if s.expect(promptRE, bootTimeout, true) == nil {
+		f.dump()
+		t.Fatalf("no shell prompt on the console:\n%s", s.all())
+	}
+	s.send("for l in CMDATA SECDATA DWDATA cfgdata; do mkdir -p /mnt/$l; mount -r -t iso9660 $(findfs LABEL=$l) /mnt/$l; done; " +
+		"echo cfg-$(cat /mnt/CMDATA/color)-$(cat /mnt/SECDATA/password)-$(grep -c 'team=\"config-volumes\"' /mnt/DWDATA/labels)-" +
+		"$(cat /mnt/cfgdata/namespace)-$(head -c 3 /mnt/cfgdata/token)-$(grep -c 'BEGIN CERTIFICATE' /mnt/cfgdata/ca.crt)-end")
+	want := "cfg-blue-s3cr3t-42-1-" + e.ns + "-eyJ-1-end"
+	if s.expect(regexp.MustCompile(regexp.QuoteMeta(want)), time.Minute, false) == nil {
+		f.dump()
+		t.Fatalf("the guest did not read %q from its config disks:\n%s", want, s.all())
+	}
+	t.Logf("the guest read its config map, secret, downward API and service account disks: %s", want)
+	if strings.Contains(s.all(), "can't find") {
+		t.Errorf("a disk label was not found:\n%s", s.all())
+	}
+
+	if _, err := e.c.Kubectl("delete", "vmi", vmi.Name, "-n", e.ns, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	f.goneWithPods(vmi.Name, running.UID)
+}
