@@ -32,7 +32,8 @@ import (
 // TestConfigVolumes gives the demo guest a config map, a secret, the downward API and a service
 // account as KubeVirt does: each an ISO disk with the volume's files, labelled with its
 // volumeLabel (cfgdata by default). The kubelet mounts them into the launcher pod with the pod's
-// rights and the launcher builds the disks; the guest mounts them by label and reads them.
+// rights and the launcher builds the disks; the guest mounts them by label and reads them. An
+// SSH key access credential (noCloud) reaches the cloud-init meta-data.
 func TestConfigVolumes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-cfgvol")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -45,6 +46,12 @@ func TestConfigVolumes(t *testing.T) {
 	}
 	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "db"}, Data: map[string][]byte{"password": []byte("s3cr3t-42")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const sshKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE2eTestKeyOnlyForTheE2eTest e2e@nativevirt"
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ssh-keys"}, Data: map[string][]byte{"tester": []byte(sshKey + "\n")},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +77,11 @@ func TestConfigVolumes(t *testing.T) {
 		spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, kubevirtv1.Disk{Name: v.Name,
 			DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}})
 	}
+	spec.AccessCredentials = []kubevirtv1.AccessCredential{{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
+		Source: kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "ssh-keys"}},
+		PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+			NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}},
+	}}}
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-cfg", Namespace: e.ns,
 		Labels: map[string]string{"team": "config-volumes"}}, Spec: spec}
 	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
@@ -98,6 +110,14 @@ func TestConfigVolumes(t *testing.T) {
 	if strings.Contains(s.all(), "can't find") {
 		t.Errorf("a disk label was not found:\n%s", s.all())
 	}
+	// The access credential's key is in the NoCloud meta-data (cloud-init's public-keys), which
+	// the demo guest's init mounted at /mnt/cloudinit.
+	s.send("echo keys-$(grep -c '\"tester\": \"" + sshKey + "\"' /mnt/cloudinit/meta-data)-end")
+	if s.expect(regexp.MustCompile(`keys-1-end`), time.Minute, false) == nil {
+		out, _ := e.c.Kubectl("get", "vmi", vmi.Name, "-n", e.ns, "-o", "jsonpath={.spec.accessCredentials}")
+		t.Fatalf("the NoCloud meta-data does not hold the SSH key of the access credential (%s):\n%s", out, s.all())
+	}
+	t.Log("the NoCloud meta-data holds the access credential's SSH key under public-keys")
 
 	if _, err := e.c.Kubectl("delete", "vmi", vmi.Name, "-n", e.ns, "--wait=false"); err != nil {
 		t.Fatal(err)

@@ -77,9 +77,18 @@ const (
 	ConfigDrive CloudInitKind = "ConfigDrive"
 )
 
+// CloudInitData is the resolved content of a cloud-init volume.
+type CloudInitData struct {
+	// UserData and NetworkData are the volume's (from the spec or its secrets).
+	UserData, NetworkData []byte
+	// PublicKeys are the SSH public keys of the instance's accessCredentials that propagate
+	// through this kind of volume, by name: the meta-data's public keys.
+	PublicKeys map[string]string
+}
+
 // CloudInitISOFunc renders the cloud-init ISO image of a VMI (with its
-// instance metadata) from the resolved user and network data.
-type CloudInitISOFunc func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, userData, networkData []byte) ([]byte, error)
+// instance metadata) from the resolved data.
+type CloudInitISOFunc func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data CloudInitData) ([]byte, error)
 
 // Config is everything the agent depends on; function fields keep the
 // reconcile logic testable without a cluster or libvirt.

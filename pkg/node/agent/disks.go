@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -124,11 +127,6 @@ func createSparse(dir string, size int64) error {
 	return f.Close()
 }
 
-// cloudInitData is the resolved content of a cloud-init volume.
-type cloudInitData struct {
-	userData, networkData []byte
-}
-
 // writeCloudInit renders the volume's ISO into dir/cloudinit.iso.
 func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, v kubevirtv1.Volume, dir string) error {
 	kind := NoCloud
@@ -145,7 +143,10 @@ func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 	if err != nil {
 		return err
 	}
-	iso, err := a.cfg.CloudInitISO(kind, vmi, data.userData, data.networkData)
+	if data.PublicKeys, err = a.publicKeys(ctx, vmi, kind); err != nil {
+		return err
+	}
+	iso, err := a.cfg.CloudInitISO(kind, vmi, data)
 	if err != nil {
 		return err
 	}
@@ -174,13 +175,13 @@ func secretName(ref *corev1.LocalObjectReference) string {
 
 // resolveCloudInit picks inline, base64 or Secret data as KubeVirt does.
 // There is no size cap: the ISO holds whatever the user gave.
-func (a *Agent) resolveCloudInit(ctx context.Context, ns string, src cloudInitSource) (cloudInitData, error) {
-	var out cloudInitData
+func (a *Agent) resolveCloudInit(ctx context.Context, ns string, src cloudInitSource) (CloudInitData, error) {
+	var out CloudInitData
 	var err error
-	if out.userData, err = a.pick(ctx, ns, src.userData, src.userDataBase64, src.userDataSecret, "userdata", "userData"); err != nil {
+	if out.UserData, err = a.pick(ctx, ns, src.userData, src.userDataBase64, src.userDataSecret, "userdata", "userData"); err != nil {
 		return out, fmt.Errorf("user data: %w", err)
 	}
-	if out.networkData, err = a.pick(ctx, ns, src.networkData, src.networkDataBase64, src.networkDataSecret, "networkdata", "networkData"); err != nil {
+	if out.NetworkData, err = a.pick(ctx, ns, src.networkData, src.networkDataBase64, src.networkDataSecret, "networkdata", "networkData"); err != nil {
 		return out, fmt.Errorf("network data: %w", err)
 	}
 	return out, nil
@@ -209,4 +210,38 @@ func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys .
 		return []byte(inline), nil
 	}
 	return nil, nil
+}
+
+// publicKeys reads the SSH public keys of the instance's accessCredentials that propagate
+// through a cloud-init volume of kind (noCloud, configDrive), as KubeVirt does: every value of
+// each secret is a key, named by its secret key (the secret's name is added when two secrets
+// use the same key). nil when there are none.
+func (a *Agent) publicKeys(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, kind CloudInitKind) (map[string]string, error) {
+	var keys map[string]string
+	for _, c := range vmi.Spec.AccessCredentials {
+		k := c.SSHPublicKey
+		if k == nil || k.Source.Secret == nil {
+			continue
+		}
+		m := k.PropagationMethod
+		if (kind == NoCloud && m.NoCloud == nil) || (kind == ConfigDrive && m.ConfigDrive == nil) {
+			continue
+		}
+		name := k.Source.Secret.SecretName
+		s, err := a.cfg.GetSecret(ctx, vmi.Namespace, name)
+		if err != nil {
+			return nil, fmt.Errorf("access credentials: reading secret %s: %w", name, err)
+		}
+		if keys == nil {
+			keys = map[string]string{}
+		}
+		for _, key := range slices.Sorted(maps.Keys(s.Data)) {
+			id := key
+			if _, taken := keys[id]; taken {
+				id = name + "-" + key
+			}
+			keys[id] = strings.TrimSpace(string(s.Data[key]))
+		}
+	}
+	return keys, nil
 }

@@ -64,6 +64,7 @@ type env struct {
 type isoCall struct {
 	kind               CloudInitKind
 	user, vmi, network string
+	keys               map[string]string
 }
 
 func newEnv(t *testing.T) *env {
@@ -95,11 +96,11 @@ func (e *env) newAgent() *Agent {
 			name := DomainName(vmi.Namespace, vmi.Name)
 			return name, []byte(fmt.Sprintf(`<domain type="qemu"><name>%s</name><metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata></domain>`, name, vmi.UID)), nil
 		},
-		CloudInitISO: func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, u, n []byte) ([]byte, error) {
+		CloudInitISO: func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data CloudInitData) ([]byte, error) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
-			e.isos = append(e.isos, isoCall{kind, string(u), vmi.Name, string(n)})
-			return []byte("ISO:" + string(u)), nil
+			e.isos = append(e.isos, isoCall{kind, string(data.UserData), vmi.Name, string(data.NetworkData), data.PublicKeys})
+			return []byte("ISO:" + string(data.UserData)), nil
 		},
 		VMIs: listers.NewVirtualMachineInstanceLister(e.vmis),
 		Pods: corelisters.NewPodLister(e.pods),

@@ -609,9 +609,16 @@ func TestMissingSecretFailsTheStart(t *testing.T) {
 	if _, err := e.agent.sync(t.Context(), key); err == nil {
 		t.Fatal("sync succeeded without the cloud-init secret")
 	}
+	e.onlyDialed()
+}
+
+// onlyDialed fails the test when the agent did more with libvirt than connect: nothing is
+// defined or started while the disks cannot be prepared.
+func (e *env) onlyDialed() {
+	e.t.Helper()
 	for _, c := range e.daemon.Calls() {
 		if c != "Dial" {
-			t.Errorf("libvirt call %q although the disks could not be prepared", c)
+			e.t.Errorf("libvirt call %q although the disks could not be prepared", c)
 		}
 	}
 }

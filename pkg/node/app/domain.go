@@ -42,12 +42,13 @@ func BuildDomain(emulation bool) agent.BuildDomainFunc {
 }
 
 // CloudInitISO renders a cloud-init ISO with package cloudinit: NoCloud
-// (label cidata) or ConfigDrive (label config-2), with the VMI's metadata.
-func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, userData, networkData []byte) ([]byte, error) {
+// (label cidata) or ConfigDrive (label config-2), with the VMI's metadata and
+// the SSH public keys of its access credentials.
+func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data agent.CloudInitData) ([]byte, error) {
 	if kind == agent.ConfigDrive {
-		return cloudinit.ConfigDriveISO(userData, cloudinit.ConfigDriveMetaData(vmi), networkData)
+		return cloudinit.ConfigDriveISO(data.UserData, cloudinit.ConfigDriveMetaData(vmi, data.PublicKeys), data.NetworkData)
 	}
-	return cloudinit.NoCloudISO(userData, cloudinit.NoCloudMetaData(vmi), networkData)
+	return cloudinit.NoCloudISO(data.UserData, cloudinit.NoCloudMetaData(vmi, data.PublicKeys), data.NetworkData)
 }
 
 // PrepareNetwork is the agent's PrepareNetworkFunc on package network: the

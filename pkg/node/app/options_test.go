@@ -74,7 +74,7 @@ func TestEndpoint(t *testing.T) {
 func TestCloudInitISO(t *testing.T) {
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"}}
 	for _, kind := range []agent.CloudInitKind{agent.NoCloud, agent.ConfigDrive} {
-		iso, err := CloudInitISO(kind, vmi, []byte("#!/bin/sh\n"), nil)
+		iso, err := CloudInitISO(kind, vmi, agent.CloudInitData{UserData: []byte("#!/bin/sh\n")})
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}

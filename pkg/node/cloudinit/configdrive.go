@@ -37,22 +37,26 @@ func ConfigDriveISO(userData, metaData, networkData []byte) ([]byte, error) {
 
 // configDriveMeta is OpenStack's meta_data.json, limited to what cloud-init reads.
 type configDriveMeta struct {
-	UUID       string `json:"uuid"`
-	InstanceID string `json:"instance_id"`
-	Name       string `json:"name"`
-	Hostname   string `json:"hostname"`
+	UUID       string            `json:"uuid"`
+	InstanceID string            `json:"instance_id"`
+	Name       string            `json:"name"`
+	Hostname   string            `json:"hostname"`
+	PublicKeys map[string]string `json:"public_keys,omitempty"`
 }
 
 // ConfigDriveMetaData is the meta_data.json of vmi. cloud-init takes the
 // instance ID from "uuid": the firmware UUID (stable for a VM, as the API
 // server derives it from namespace and name), else InstanceID; and the host
 // name from "hostname".
-func ConfigDriveMetaData(vmi *kubevirtv1.VirtualMachineInstance) []byte {
+//
+// The SSH public keys, by name, go into "public_keys", which cloud-init
+// installs for the default user.
+func ConfigDriveMetaData(vmi *kubevirtv1.VirtualMachineInstance, publicKeys map[string]string) []byte {
 	id := InstanceID(vmi)
 	uuid := id
 	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
 		uuid = string(fw.UUID)
 	}
-	data, _ := json.Marshal(configDriveMeta{UUID: uuid, InstanceID: id, Name: vmi.Name, Hostname: Hostname(vmi)})
+	data, _ := json.Marshal(configDriveMeta{UUID: uuid, InstanceID: id, Name: vmi.Name, Hostname: Hostname(vmi), PublicKeys: publicKeys})
 	return append(data, '\n')
 }

@@ -3,6 +3,9 @@ package cloudinit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -52,10 +55,22 @@ func Hostname(vmi *kubevirtv1.VirtualMachineInstance) string {
 }
 
 // NoCloudMetaData is the meta-data file of vmi: its instance ID and host
-// name. It is YAML; the values are written as JSON strings, which YAML
-// reads as double-quoted scalars, so no name can break the format.
-func NoCloudMetaData(vmi *kubevirtv1.VirtualMachineInstance) []byte {
+// name, and the SSH public keys by name (cloud-init's public-keys, which it
+// installs for the default user). It is YAML; the values are written as JSON
+// strings, which YAML reads as double-quoted scalars, so no name or key can
+// break the format.
+func NoCloudMetaData(vmi *kubevirtv1.VirtualMachineInstance, publicKeys map[string]string) []byte {
 	id, _ := json.Marshal(InstanceID(vmi))
 	host, _ := json.Marshal(Hostname(vmi))
-	return []byte(fmt.Sprintf("instance-id: %s\nlocal-hostname: %s\n", id, host))
+	var b strings.Builder
+	fmt.Fprintf(&b, "instance-id: %s\nlocal-hostname: %s\n", id, host)
+	if len(publicKeys) > 0 {
+		b.WriteString("public-keys:\n")
+		for _, name := range slices.Sorted(maps.Keys(publicKeys)) {
+			k, _ := json.Marshal(name)
+			v, _ := json.Marshal(publicKeys[name])
+			fmt.Fprintf(&b, "  %s: %s\n", k, v)
+		}
+	}
+	return []byte(b.String())
 }

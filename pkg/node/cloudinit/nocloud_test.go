@@ -59,16 +59,20 @@ func TestNoCloudMetaData(t *testing.T) {
 	tests := []struct {
 		name string
 		vmi  *kubevirtv1.VirtualMachineInstance
-		want map[string]string
+		keys map[string]string
+		want map[string]any
 	}{
-		{"host name from the instance name", testVMI("", ""), map[string]string{"instance-id": "vm1.ns", "local-hostname": "vm1"}},
-		{"spec.hostname", testVMI("web-1", ""), map[string]string{"instance-id": "vm1.ns", "local-hostname": "web-1"}},
-		{"YAML-hostile name stays a string", testVMI(`a: "b"`, ""), map[string]string{"instance-id": "vm1.ns", "local-hostname": `a: "b"`}},
+		{"host name from the instance name", testVMI("", ""), nil, map[string]any{"instance-id": "vm1.ns", "local-hostname": "vm1"}},
+		{"spec.hostname", testVMI("web-1", ""), nil, map[string]any{"instance-id": "vm1.ns", "local-hostname": "web-1"}},
+		{"YAML-hostile name stays a string", testVMI(`a: "b"`, ""), nil, map[string]any{"instance-id": "vm1.ns", "local-hostname": `a: "b"`}},
+		{"SSH public keys by name", testVMI("", ""), map[string]string{"alice": "ssh-ed25519 AAAAC3Nza alice@example", "ci: #1": "ecdsa-sha2-nistp256 AAAAE2V"},
+			map[string]any{"instance-id": "vm1.ns", "local-hostname": "vm1", "public-keys": map[string]any{
+				"alice": "ssh-ed25519 AAAAC3Nza alice@example", "ci: #1": "ecdsa-sha2-nistp256 AAAAE2V"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var got map[string]string
-			if err := yaml.Unmarshal(NoCloudMetaData(tc.vmi), &got); err != nil {
+			var got map[string]any
+			if err := yaml.Unmarshal(NoCloudMetaData(tc.vmi, tc.keys), &got); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -111,18 +115,21 @@ func TestConfigDriveISO(t *testing.T) {
 }
 
 func TestConfigDriveMetaData(t *testing.T) {
+	keys := map[string]string{"alice": "ssh-ed25519 AAAAC3Nza alice@example"}
 	tests := []struct {
 		name string
 		vmi  *kubevirtv1.VirtualMachineInstance
+		keys map[string]string
 		want configDriveMeta
 	}{
-		{"firmware UUID", testVMI("h", "yes"), configDriveMeta{UUID: "5b3ee6a6-1d6b-5a4f-9c55-9c8f1b2a3c4d", InstanceID: "vm1.ns", Name: "vm1", Hostname: "h"}},
-		{"no firmware UUID", testVMI("", ""), configDriveMeta{UUID: "vm1.ns", InstanceID: "vm1.ns", Name: "vm1", Hostname: "vm1"}},
+		{"firmware UUID", testVMI("h", "yes"), nil, configDriveMeta{UUID: "5b3ee6a6-1d6b-5a4f-9c55-9c8f1b2a3c4d", InstanceID: "vm1.ns", Name: "vm1", Hostname: "h"}},
+		{"no firmware UUID", testVMI("", ""), nil, configDriveMeta{UUID: "vm1.ns", InstanceID: "vm1.ns", Name: "vm1", Hostname: "vm1"}},
+		{"SSH public keys", testVMI("", ""), keys, configDriveMeta{UUID: "vm1.ns", InstanceID: "vm1.ns", Name: "vm1", Hostname: "vm1", PublicKeys: keys}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got configDriveMeta
-			if err := json.Unmarshal(ConfigDriveMetaData(tc.vmi), &got); err != nil {
+			if err := json.Unmarshal(ConfigDriveMetaData(tc.vmi, tc.keys), &got); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

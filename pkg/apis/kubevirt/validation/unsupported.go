@@ -72,6 +72,8 @@ type (
 	network  = kubevirtv1.Network
 	vmSpec   = kubevirtv1.VirtualMachineSpec
 	vmimSpec = kubevirtv1.VirtualMachineInstanceMigrationSpec
+
+	accessCredential = kubevirtv1.AccessCredential
 )
 
 // unsupportedVMISpecFields are refused wherever a VirtualMachineInstance spec appears.
@@ -101,7 +103,6 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 	}},
 	{"domain.firmware.acpi", "ACPI tables from secrets (firmware.acpi)", func(s *vmiSpec) bool { return s.Domain.Firmware != nil && s.Domain.Firmware.ACPI != nil }},
 	{"domain.launchSecurity", "confidential computing (domain.launchSecurity)", func(s *vmiSpec) bool { return s.Domain.LaunchSecurity != nil }},
-	{"accessCredentials", "access credentials (accessCredentials)", func(s *vmiSpec) bool { return len(s.AccessCredentials) > 0 }},
 	{"resourceClaims", "dynamic resource claims (resourceClaims)", func(s *vmiSpec) bool { return len(s.ResourceClaims) > 0 }},
 }
 
@@ -123,6 +124,16 @@ var unsupportedVolumeFields = []unsupported[volume]{
 	{"persistentVolumeClaim.hotpluggable", "a hotpluggable volume (hotpluggable)", func(v *volume) bool {
 		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable
 	}},
+}
+
+// unsupportedAccessCredentialFields are refused on any entry of spec.accessCredentials: what the
+// guest agent would have to write into the running guest.
+var unsupportedAccessCredentialFields = []unsupported[accessCredential]{
+	{"sshPublicKey.propagationMethod.qemuGuestAgent", "SSH keys written by the guest agent (propagationMethod.qemuGuestAgent; use noCloud or configDrive)",
+		func(c *accessCredential) bool {
+			return c.SSHPublicKey != nil && c.SSHPublicKey.PropagationMethod.QemuGuestAgent != nil
+		}},
+	{"userPassword", "passwords set by the guest agent (userPassword)", func(c *accessCredential) bool { return c.UserPassword != nil }},
 }
 
 // unsupportedInterfaceFields are refused on any entry of spec.domain.devices.interfaces. Other
@@ -191,6 +202,7 @@ func UnsupportedFields() []UnsupportedField {
 	out = appendDocs(out, vmi, "spec.volumes[*]", unsupportedVolumeFields)
 	out = appendDocs(out, vmi, "spec.domain.devices.interfaces[*]", unsupportedInterfaceFields)
 	out = appendDocs(out, vmi, "spec.networks[*]", unsupportedNetworkFields)
+	out = appendDocs(out, vmi, "spec.accessCredentials[*]", unsupportedAccessCredentialFields)
 	for _, entry := range unsupportedAnnotations {
 		out = append(out, UnsupportedField{Kind: vmi, Path: "metadata.annotations[" + entry.key + "]", Feature: entry.feature})
 	}

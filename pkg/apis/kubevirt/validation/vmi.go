@@ -47,6 +47,7 @@ func ValidateVMISpec(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field
 	errs = append(errs, validateScheduling(spec, fldPath)...)
 	errs = append(errs, validateGuestIdentity(spec, fldPath)...)
 	errs = append(errs, validateProbes(spec, fldPath)...)
+	errs = append(errs, validateAccessCredentials(spec, fldPath)...)
 	return errs
 }
 
