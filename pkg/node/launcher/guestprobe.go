@@ -58,7 +58,11 @@ func (p GuestProbe) Run(ctx context.Context, h Hypervisor) error {
 	}))(&started); err != nil {
 		return err
 	}
+	stillRuns := fmt.Errorf("%s still runs in the guest after %s", strings.Join(p.Command, " "), p.Timeout)
 	for {
+		if ctx.Err() != nil {
+			return stillRuns
+		}
 		var st struct {
 			Exited   bool   `json:"exited"`
 			ExitCode int    `json:"exitcode"`
@@ -67,6 +71,9 @@ func (p GuestProbe) Run(ctx context.Context, h Hypervisor) error {
 			Err      string `json:"err-data"`
 		}
 		if err := decodeReturn(agentCall(ctx, h, domain, "guest-exec-status", map[string]any{"pid": started.PID}))(&st); err != nil {
+			if ctx.Err() != nil {
+				return stillRuns
+			}
 			return err
 		}
 		if st.Exited {
@@ -78,7 +85,7 @@ func (p GuestProbe) Run(ctx context.Context, h Hypervisor) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s still runs in the guest after %s", strings.Join(p.Command, " "), p.Timeout)
+			return stillRuns
 		case <-time.After(p.Poll):
 		}
 	}
