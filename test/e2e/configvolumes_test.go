@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,6 +88,14 @@ func TestConfigVolumes(t *testing.T) {
 	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// An instance whose access credential's secret does not exist does not start, and says why.
+	broken := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-nokeys", Namespace: e.ns},
+		Spec: *e.demoVM(kubevirtv1.RunStrategyManual).Spec.Template.Spec.DeepCopy()}
+	broken.Spec.AccessCredentials = []kubevirtv1.AccessCredential{*spec.AccessCredentials[0].DeepCopy()}
+	broken.Spec.AccessCredentials[0].SSHPublicKey.Source.Secret.SecretName = "no-such-keys"
+	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	running, pod := f.running(vmi.Name, "")
 	if pod.Spec.ServiceAccountName != "default" {
 		t.Errorf("the launcher pod runs as service account %q, want default", pod.Spec.ServiceAccountName)
@@ -119,8 +128,33 @@ func TestConfigVolumes(t *testing.T) {
 	}
 	t.Log("the NoCloud meta-data holds the access credential's SSH key under public-keys")
 
-	if _, err := e.c.Kubectl("delete", "vmi", vmi.Name, "-n", e.ns, "--wait=false"); err != nil {
-		t.Fatal(err)
+	// kubectl describe vmi: the node agent's events, KubeVirt's.
+	f.waitFor("the node agent's events on vmi-cfg and vmi-nokeys", controllerTimeout, func() (bool, error) {
+		out, err := e.c.Kubectl("get", "events", "-n", e.ns, "--field-selector", "source=nativevirt-handler",
+			"-o", "jsonpath={range .items[*]}{.involvedObject.name} {.type} {.reason}: {.message}{\"\\n\"}{end}")
+		if err != nil {
+			return false, err
+		}
+		started := regexp.MustCompile(`(?m)^vmi-cfg Normal Started: VirtualMachineInstance started\.$`).MatchString(out)
+		failed := regexp.MustCompile(`(?m)^vmi-nokeys Warning SyncFailed: .*secret no-such-keys.*not found`).MatchString(out)
+		if started && failed {
+			t.Logf("events of nativevirt-handler:\n%s", out)
+			return true, nil
+		}
+		return false, fmt.Errorf("started %t, sync failure %t in:\n%s", started, failed, out)
+	})
+	if v, err := f.vmi(broken.Name); err != nil || v.Status.Phase == kubevirtv1.Running {
+		t.Errorf("vmi-nokeys: %v, phase %s; want it not running", err, phaseOf(v))
+	}
+
+	for _, name := range []string{vmi.Name, broken.Name} {
+		if _, err := e.c.Kubectl("delete", "vmi", name, "-n", e.ns, "--wait=false"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.goneWithPods(vmi.Name, running.UID)
+	brokenVMI, err := f.vmi(broken.Name)
+	if err == nil {
+		f.goneWithPods(broken.Name, brokenVMI.UID)
+	}
 }

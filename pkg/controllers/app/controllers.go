@@ -8,16 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
-	kvscheme "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/scheme"
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
+	"github.com/nativevirt/nativevirt/pkg/cmdutil"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/controllers/node"
@@ -36,7 +33,7 @@ type Controllers struct {
 	kvFactory   externalversions.SharedInformerFactory
 	podFactory  kubeinformers.SharedInformerFactory
 	nodeFactory kubeinformers.SharedInformerFactory
-	broadcaster record.EventBroadcaster
+	events      *cmdutil.Events
 
 	vm         *vm.Controller
 	vmi        *vmi.Controller
@@ -45,17 +42,11 @@ type Controllers struct {
 	migration  *migration.Controller
 }
 
-// eventScheme knows the kubevirt.io kinds, so that events name them (involvedObject).
-func eventScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	return s, errors.Join(clientgoscheme.AddToScheme(s), kvscheme.AddToScheme(s))
-}
-
 // NewControllers builds every controller. kube reaches pods, nodes and events; kv the
 // kubevirt.io API. cfg renders launcher pods; mig tunes live migrations (its Launcher is set
 // from cfg, so that target pods are the source pods' twins).
 func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config, mig migration.Config) (*Controllers, error) {
-	scheme, err := eventScheme()
+	events, err := cmdutil.NewEvents(kube)
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +55,10 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		podFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podindex.LauncherSelector })),
 		nodeFactory: kubeinformers.NewSharedInformerFactory(kube, informerResync),
-		broadcaster: record.NewBroadcaster(),
+		events:      events,
 	}
 	recorder := func(component string) record.EventRecorder {
-		return c.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
+		return events.Recorder(corev1.EventSource{Component: component})
 	}
 	kvi := c.kvFactory.Kubevirt().V1()
 	pods := c.podFactory.Core().V1().Pods()
@@ -95,13 +86,12 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		mig, recorder(migration.Name)); err != nil {
 		return nil, err
 	}
-	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return c, nil
 }
 
 // Run starts the informers and all controllers with workers each, and returns when ctx ends.
 func (c *Controllers) Run(ctx context.Context, workers int) error {
-	defer c.broadcaster.Shutdown()
+	defer c.events.Shutdown()
 	c.kvFactory.Start(ctx.Done())
 	c.podFactory.Start(ctx.Done())
 	c.nodeFactory.Start(ctx.Done())

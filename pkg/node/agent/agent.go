@@ -131,6 +131,8 @@ type Config struct {
 	TargetVMIs listers.VirtualMachineInstanceLister
 	// Migration configures live migration.
 	Migration MigrationConfig
+	// Event records an event on a VMI (nil: no events).
+	Event func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -340,6 +342,7 @@ func (a *Agent) processNextWorkItem(ctx context.Context) bool {
 	after, err := a.sync(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmi", key)), key)
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Syncing VMI", "vmi", key)
+		a.syncFailed(key, err)
 		a.queue.AddRateLimited(key)
 		return true
 	}

@@ -57,6 +57,7 @@ type env struct {
 	isos     []isoCall
 	overlays []string
 	tunnels  []streams.MigrationTarget
+	events   []string
 	// tunnelErr fails DialTunnel when set.
 	tunnelErr error
 }
@@ -101,6 +102,11 @@ func (e *env) newAgent() *Agent {
 			defer e.mu.Unlock()
 			e.isos = append(e.isos, isoCall{kind, string(data.UserData), vmi.Name, string(data.NetworkData), data.PublicKeys})
 			return []byte("ISO:" + string(data.UserData)), nil
+		},
+		Event: func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.events = append(e.events, vmi.Name+" "+eventType+" "+reason+": "+message)
 		},
 		VMIs: listers.NewVirtualMachineInstanceLister(e.vmis),
 		Pods: corelisters.NewPodLister(e.pods),
@@ -254,6 +260,15 @@ func (e *env) sync() time.Duration {
 		e.t.Fatalf("sync: %v", err)
 	}
 	return after
+}
+
+// recorded returns the events recorded so far ("<vmi> <type> <reason>: <message>") and forgets them.
+func (e *env) recorded() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.events
+	e.events = nil
+	return out
 }
 
 func (e *env) writeCount() int {

@@ -202,6 +202,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	if err != nil {
 		return rec, err
 	}
+	a.event(vmi, corev1.EventTypeNormal, EventCreated, "VirtualMachineInstance defined.")
 	// Checkpoint before starting: a crash right after Start must not lead to
 	// a second start.
 	now := a.cfg.Now()
@@ -216,6 +217,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 		}
 		return rec, err
 	}
+	a.event(vmi, corev1.EventTypeNormal, EventStarted, "VirtualMachineInstance started.")
 	// The guest has only just begun to boot: its guest agent cannot answer
 	// before the next resync.
 	l.guestOSAt = now
@@ -252,6 +254,7 @@ func (a *Agent) shutdown(ctx context.Context, vmi *kubevirtv1.VirtualMachineInst
 		}
 		if grace > 0 {
 			logger.Info("Shutting the guest down", "gracePeriodSeconds", grace)
+			a.event(vmi, corev1.EventTypeNormal, EventShuttingDown, fmt.Sprintf("Signaled Graceful Shutdown (grace period %d s)", grace))
 			if err := l.conn.Shutdown(rec.Domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
 				logger.Error(err, "ACPI shutdown failed; the guest is destroyed after the grace period")
 			}
@@ -292,7 +295,11 @@ func (a *Agent) finish(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 	phase := FinalPhase(info, rec)
 	klog.FromContext(ctx).Info("Guest stopped", "phase", phase, "state", info.State, "reason", info.Reason, "gone", gone,
 		"stoppedByKubelet", rec.Killed)
-	return 0, a.writeStatus(ctx, vmi, finalStatus(vmi, phase, a.cfg.Now()))
+	if err := a.writeStatus(ctx, vmi, finalStatus(vmi, phase, a.cfg.Now())); err != nil {
+		return 0, err
+	}
+	a.stoppedEvent(vmi, phase, info, rec, gone)
+	return 0, nil
 }
 
 // killedByKubelet tells whether the launcher stopped the guest (it was told to end) while

@@ -119,6 +119,12 @@ func Run(ctx context.Context, o *Options) error {
 		migration.Endpoint, migration.DialTunnel = endpoint, dial
 	}
 
+	events, err := cmdutil.NewEvents(kube)
+	if err != nil {
+		return err
+	}
+	defer events.Shutdown()
+	recorder := events.Recorder(corev1.EventSource{Component: "nativevirt-handler", Host: o.NodeName})
 	agentCfg := agent.Config{
 		NodeName:     o.NodeName,
 		Locator:      podfs.Locator{KubeletRoot: o.KubeletRoot},
@@ -140,6 +146,9 @@ func Run(ctx context.Context, o *Options) error {
 		Migration:      migration,
 		PrepareNetwork: PrepareNetwork,
 		DialGuest:      DialGuest,
+		Event: func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
+			recorder.Event(vmi, eventType, reason, message)
+		},
 	}
 	if o.QEMUCapabilitiesDir != "" {
 		agentCfg.SeedCapabilities = SeedCapabilities(qemucaps.Seeder{Dir: o.QEMUCapabilitiesDir})
