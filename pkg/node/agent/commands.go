@@ -176,8 +176,13 @@ func (a *Agent) GuestAgentInfo(_ context.Context, namespace, name string, uid ty
 // "name, offset", login times in seconds.
 func guestAgentInfo(gi virt.GuestInfo) *kubevirtv1.VirtualMachineInstanceGuestAgentInfo {
 	out := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
-		Hostname: gi.Hostname,
-		OS:       guestOSInfo(gi.OS),
+		GAVersion:      gi.AgentVersion,
+		Hostname:       gi.Hostname,
+		OS:             guestOSInfo(gi.OS),
+		FSFreezeStatus: gi.FSFreezeStatus,
+	}
+	for _, c := range gi.Commands {
+		out.SupportedCommands = append(out.SupportedCommands, kubevirtv1.GuestAgentCommandInfo{Name: c.Name, Enabled: c.Enabled})
 	}
 	if gi.TimezoneName != "" {
 		out.Timezone = fmt.Sprintf("%s, %d", gi.TimezoneName, gi.TimezoneOffset)

@@ -718,16 +718,22 @@ func TestGuestAgentInfo(t *testing.T) {
 		Users: []virt.GuestUser{{Name: "root", LoginTime: 1700000000500}},
 		FileSystems: []virt.GuestFileSystem{{Name: "vda1", MountPoint: "/", Type: "ext4",
 			UsedBytes: 1 << 30, TotalBytes: 4 << 30, DiskSerials: []string{"root-disk"}}},
+		AgentVersion:   "7.2.0",
+		Commands:       []virt.GuestAgentCommand{{Name: "guest-ping", Enabled: true}, {Name: "guest-exec", Enabled: false}},
+		FSFreezeStatus: "thawed",
 	})
 	got, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, vmUID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
-		Hostname: "vm1",
-		OS:       kubevirtv1.VirtualMachineInstanceGuestOSInfo{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-28-amd64", Machine: "x86_64"},
-		Timezone: "CET, 3600",
-		UserList: []kubevirtv1.VirtualMachineInstanceGuestOSUser{{UserName: "root", LoginTime: 1700000000.5}},
+		GAVersion:         "7.2.0",
+		SupportedCommands: []kubevirtv1.GuestAgentCommandInfo{{Name: "guest-ping", Enabled: true}, {Name: "guest-exec"}},
+		FSFreezeStatus:    "thawed",
+		Hostname:          "vm1",
+		OS:                kubevirtv1.VirtualMachineInstanceGuestOSInfo{ID: "debian", Name: "Debian GNU/Linux", KernelRelease: "6.1.0-28-amd64", Machine: "x86_64"},
+		Timezone:          "CET, 3600",
+		UserList:          []kubevirtv1.VirtualMachineInstanceGuestOSUser{{UserName: "root", LoginTime: 1700000000.5}},
 		FSInfo: kubevirtv1.VirtualMachineInstanceFileSystemInfo{Filesystems: []kubevirtv1.VirtualMachineInstanceFileSystem{{
 			DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 1 << 30, TotalBytes: 4 << 30,
 			Disk: []kubevirtv1.VirtualMachineInstanceFileSystemDisk{{Serial: "root-disk"}}}}},

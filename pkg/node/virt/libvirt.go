@@ -1,6 +1,7 @@
 package virt
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -215,22 +216,51 @@ func (c *libvirtConn) GuestInfo(name string) (GuestInfo, error) {
 			}
 			info.FileSystems = append(info.FileSystems, f)
 		}
+		agentSelfReport(d, &info)
 		return nil
 	})
 	return info, err
+}
+
+// agentTimeout bounds the guest agent's answers about itself (seconds, libvirt's unit).
+const agentTimeout = 5
+
+// agentSelfReport adds what libvirt's guest info leaves out: the agent's version and commands
+// (guest-info) and the file systems' freeze status (guest-fsfreeze-status), asked of the agent
+// directly. Either may be missing (an old agent, a command disabled): the rest still counts.
+func agentSelfReport(d *libvirt.Domain, info *GuestInfo) {
+	if out, err := d.QemuAgentCommand(`{"execute":"guest-info"}`, agentTimeout, 0); err == nil {
+		var answer struct {
+			Return struct {
+				Version  string `json:"version"`
+				Commands []struct {
+					Name    string `json:"name"`
+					Enabled bool   `json:"enabled"`
+				} `json:"supported_commands"`
+			} `json:"return"`
+		}
+		if json.Unmarshal([]byte(out), &answer) == nil {
+			info.AgentVersion = answer.Return.Version
+			for _, c := range answer.Return.Commands {
+				info.Commands = append(info.Commands, GuestAgentCommand{Name: c.Name, Enabled: c.Enabled})
+			}
+		}
+	}
+	if out, err := d.QemuAgentCommand(`{"execute":"guest-fsfreeze-status"}`, agentTimeout, 0); err == nil {
+		var answer struct {
+			Return string `json:"return"`
+		}
+		if json.Unmarshal([]byte(out), &answer) == nil {
+			info.FSFreezeStatus = answer.Return
+		}
+	}
 }
 
 // guestInfo asks the guest agent of d; a guest without a (responsive) agent is ErrNoGuestAgent.
 func guestInfo(d *libvirt.Domain, name string, types libvirt.DomainGuestInfoTypes) (*libvirt.DomainGuestInfo, error) {
 	gi, err := d.GetGuestInfo(types, 0)
 	if err != nil {
-		var lerr libvirt.Error
-		if errors.As(err, &lerr) && (lerr.Code == libvirt.ERR_AGENT_UNRESPONSIVE ||
-			lerr.Code == libvirt.ERR_OPERATION_INVALID || lerr.Code == libvirt.ERR_ARGUMENT_UNSUPPORTED ||
-			lerr.Code == libvirt.ERR_NO_SUPPORT) {
-			return nil, fmt.Errorf("guest agent of %s: %w (%s)", name, ErrNoGuestAgent, lerr.Message)
-		}
-		return nil, wrap(name, "asking the guest agent of", err)
+		return nil, agentError(name, "asking the guest agent of", err)
 	}
 	return gi, nil
 }

@@ -126,6 +126,17 @@ type GuestInfo struct {
 	TimezoneOffset int
 	Users          []GuestUser
 	FileSystems    []GuestFileSystem
+	// AgentVersion and Commands are the guest agent's own answer to guest-info; FSFreezeStatus
+	// its answer to guest-fsfreeze-status ("thawed", "frozen"). Empty when it gave none.
+	AgentVersion   string
+	Commands       []GuestAgentCommand
+	FSFreezeStatus string
+}
+
+// GuestAgentCommand is a command the guest agent offers.
+type GuestAgentCommand struct {
+	Name    string
+	Enabled bool
 }
 
 // GuestUser is a user logged in to the guest.
@@ -266,6 +277,7 @@ type Conn interface {
 	Lifecycle
 	Inspector
 	Migrator
+	GuestAccess
 	// Close ends the connection; domains keep running.
 	Close() error
 }
