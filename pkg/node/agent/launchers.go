@@ -39,6 +39,9 @@ type launcher struct {
 	// guestOSAt is when the guest agent was last asked (sync workers only;
 	// one key is never synced by two workers at once).
 	guestOSAt time.Time
+	// credentialsDigest identifies the access credentials last written into the guest by its
+	// agent (sync workers only).
+	credentialsDigest string
 }
 
 func (l *launcher) close() {

@@ -68,6 +68,9 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 		default:
 			klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
 		}
+		if c := a.syncGuestCredentials(ctx, vmi, l); c != nil {
+			setCondition(&st, *c, now)
+		}
 	}
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
@@ -115,6 +118,7 @@ func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.Virtua
 	removeCondition(&st, kubevirtv1.VirtualMachineInstancePaused)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceIsMigratable)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceAgentConnected)
+	removeCondition(&st, kubevirtv1.VirtualMachineInstanceAccessCredentialsSynchronized)
 	setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is not running"), now)
 	return st
 }

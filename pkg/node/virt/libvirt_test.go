@@ -64,6 +64,13 @@ func TestLibvirtLifecycle(t *testing.T) {
 			if _, err := c.GuestInfo("ns_vmi"); !errors.Is(err, ErrNoGuestAgent) {
 				t.Errorf("GuestInfo of a guest without an agent: err = %v, want ErrNoGuestAgent", err)
 			}
+			if err := c.SetAuthorizedKeys("ns_vmi", "fedora", []string{"ssh-ed25519 AAAA"}); !errors.Is(err, ErrNoGuestAgent) {
+				t.Errorf("SetAuthorizedKeys without an agent: err = %v, want ErrNoGuestAgent", err)
+			}
+			// The test driver sets passwords itself (QEMU's asks the agent).
+			if err := c.SetUserPassword("ns_vmi", "fedora", "pw"); err != nil {
+				t.Errorf("SetUserPassword on the test driver: %v", err)
+			}
 			// The test driver's screen is a PNG image (QEMU's is a PPM).
 			mime, img, err := c.Screenshot("ns_vmi")
 			if err != nil {

@@ -8,8 +8,9 @@ import (
 )
 
 // validateAccessCredentials checks spec.accessCredentials: each entry one credential from a
-// secret (each secret once), SSH keys propagated by one method, and the cloud-init volume a
-// noCloud or configDrive propagation writes the keys into (its meta-data).
+// secret (each secret once), SSH keys propagated by one method (the cloud-init volume a noCloud
+// or configDrive propagation writes the keys into, the users whose keys the guest agent sets),
+// passwords by the guest agent.
 func validateAccessCredentials(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	noCloud, configDrive := false, false
@@ -21,7 +22,6 @@ func validateAccessCredentials(spec *kubevirtv1.VirtualMachineInstanceSpec, fldP
 	for i := range spec.AccessCredentials {
 		c := &spec.AccessCredentials[i]
 		p := fldPath.Child("accessCredentials").Index(i)
-		errs = append(errs, check(unsupportedAccessCredentialFields, c, p)...)
 		var secret *kubevirtv1.AccessCredentialSecretSource
 		var secretPath *field.Path
 		switch {
@@ -37,6 +37,10 @@ func validateAccessCredentials(spec *kubevirtv1.VirtualMachineInstanceSpec, fldP
 				p.Child("sshPublicKey", "propagationMethod"))...)
 		default:
 			secret, secretPath = c.UserPassword.Source.Secret, p.Child("userPassword", "source", "secret")
+			if c.UserPassword.PropagationMethod.QemuGuestAgent == nil {
+				errs = append(errs, field.Required(p.Child("userPassword", "propagationMethod", "qemuGuestAgent"),
+					"passwords are set by the guest agent"))
+			}
 		}
 		if secret == nil {
 			errs = append(errs, field.Required(secretPath, "the secret holding the credential"))
@@ -73,6 +77,20 @@ func validateKeyPropagation(m *kubevirtv1.SSHPublicKeyAccessCredentialPropagatio
 		return field.ErrorList{field.Invalid(p.Child("noCloud"), "{}", "the keys go into the meta-data of a cloudInitNoCloud volume, and the instance has none")}
 	case m.ConfigDrive != nil && !configDrive:
 		return field.ErrorList{field.Invalid(p.Child("configDrive"), "{}", "the keys go into the meta-data of a cloudInitConfigDrive volume, and the instance has none")}
+	case m.QemuGuestAgent != nil:
+		usersPath := p.Child("qemuGuestAgent", "users")
+		if len(m.QemuGuestAgent.Users) == 0 {
+			return field.ErrorList{field.Required(usersPath, "the guest users whose authorized keys the guest agent sets")}
+		}
+		var errs field.ErrorList
+		users := nameSet{}
+		for i, u := range m.QemuGuestAgent.Users {
+			if u == "" {
+				errs = append(errs, field.Required(usersPath.Index(i), ""))
+			}
+			errs = appendErr(errs, users.add(u, usersPath.Index(i)))
+		}
+		return errs
 	}
 	return nil
 }

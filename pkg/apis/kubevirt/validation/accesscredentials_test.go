@@ -15,6 +15,16 @@ func sshKeys(secret string, method kubevirtv1.SSHPublicKeyAccessCredentialPropag
 	return c
 }
 
+// passwords is a password credential from secret, set by the guest agent when agent.
+func passwords(secret string, agent bool) kubevirtv1.AccessCredential {
+	c := kubevirtv1.AccessCredential{UserPassword: &kubevirtv1.UserPasswordAccessCredential{
+		Source: kubevirtv1.UserPasswordAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: secret}}}}
+	if agent {
+		c.UserPassword.PropagationMethod.QemuGuestAgent = &kubevirtv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}
+	}
+	return c
+}
+
 func TestValidateAccessCredentials(t *testing.T) {
 	noCloud := kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}}
 	configDrive := kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{ConfigDrive: &kubevirtv1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}}
@@ -41,6 +51,20 @@ func TestValidateAccessCredentials(t *testing.T) {
 				"Invalid:spec.accessCredentials[2].sshPublicKey.source.secret.secretName", "Duplicate:spec.accessCredentials[4].sshPublicKey.source.secret.secretName"}},
 		{"an empty entry and one with both credentials", creds(kubevirtv1.AccessCredential{},
 			kubevirtv1.AccessCredential{SSHPublicKey: sshKeys("a", noCloud).SSHPublicKey, UserPassword: &kubevirtv1.UserPasswordAccessCredential{}}),
-			[]string{"Required:spec.accessCredentials[0]", "Invalid:spec.accessCredentials[1]", "Forbidden:spec.accessCredentials[1].userPassword"}},
+			[]string{"Required:spec.accessCredentials[0]", "Invalid:spec.accessCredentials[1]"}},
+		{"keys and passwords through the guest agent", creds(
+			sshKeys("keys", kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+				QemuGuestAgent: &kubevirtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: []string{"fedora", "root"}}}),
+			passwords("passwords", true)), nil},
+		{"guest agent keys for nobody, for an empty and a twice named user; passwords without the agent", creds(
+			sshKeys("a", kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+				QemuGuestAgent: &kubevirtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}}),
+			sshKeys("b", kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
+				QemuGuestAgent: &kubevirtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: []string{"", "root", "root"}}}),
+			passwords("c", false)),
+			[]string{"Required:spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent.users",
+				"Required:spec.accessCredentials[1].sshPublicKey.propagationMethod.qemuGuestAgent.users[0]",
+				"Duplicate:spec.accessCredentials[1].sshPublicKey.propagationMethod.qemuGuestAgent.users[2]",
+				"Required:spec.accessCredentials[2].userPassword.propagationMethod.qemuGuestAgent"}},
 	})
 }

@@ -72,8 +72,6 @@ type (
 	network  = kubevirtv1.Network
 	vmSpec   = kubevirtv1.VirtualMachineSpec
 	vmimSpec = kubevirtv1.VirtualMachineInstanceMigrationSpec
-
-	accessCredential = kubevirtv1.AccessCredential
 )
 
 // unsupportedVMISpecFields are refused wherever a VirtualMachineInstance spec appears.
@@ -124,16 +122,6 @@ var unsupportedVolumeFields = []unsupported[volume]{
 	{"persistentVolumeClaim.hotpluggable", "a hotpluggable volume (hotpluggable)", func(v *volume) bool {
 		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable
 	}},
-}
-
-// unsupportedAccessCredentialFields are refused on any entry of spec.accessCredentials: what the
-// guest agent would have to write into the running guest.
-var unsupportedAccessCredentialFields = []unsupported[accessCredential]{
-	{"sshPublicKey.propagationMethod.qemuGuestAgent", "SSH keys written by the guest agent (propagationMethod.qemuGuestAgent; use noCloud or configDrive)",
-		func(c *accessCredential) bool {
-			return c.SSHPublicKey != nil && c.SSHPublicKey.PropagationMethod.QemuGuestAgent != nil
-		}},
-	{"userPassword", "passwords set by the guest agent (userPassword)", func(c *accessCredential) bool { return c.UserPassword != nil }},
 }
 
 // unsupportedInterfaceFields are refused on any entry of spec.domain.devices.interfaces. Other
@@ -202,7 +190,6 @@ func UnsupportedFields() []UnsupportedField {
 	out = appendDocs(out, vmi, "spec.volumes[*]", unsupportedVolumeFields)
 	out = appendDocs(out, vmi, "spec.domain.devices.interfaces[*]", unsupportedInterfaceFields)
 	out = appendDocs(out, vmi, "spec.networks[*]", unsupportedNetworkFields)
-	out = appendDocs(out, vmi, "spec.accessCredentials[*]", unsupportedAccessCredentialFields)
 	for _, entry := range unsupportedAnnotations {
 		out = append(out, UnsupportedField{Kind: vmi, Path: "metadata.annotations[" + entry.key + "]", Feature: entry.feature})
 	}

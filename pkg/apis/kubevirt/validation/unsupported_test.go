@@ -63,20 +63,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.launchSecurity": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.LaunchSecurity = &kubevirtv1.LaunchSecurity{SEV: &kubevirtv1.SEV{}}
 	},
-	"spec.accessCredentials[*].sshPublicKey.propagationMethod.qemuGuestAgent": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.AccessCredentials = []kubevirtv1.AccessCredential{{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
-			Source: kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "keys"}},
-			PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
-				QemuGuestAgent: &kubevirtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: []string{"fedora"}}},
-		}}}
-	},
-	"spec.accessCredentials[*].userPassword": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.AccessCredentials = []kubevirtv1.AccessCredential{{UserPassword: &kubevirtv1.UserPasswordAccessCredential{
-			Source: kubevirtv1.UserPasswordAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "passwords"}},
-			PropagationMethod: kubevirtv1.UserPasswordAccessCredentialPropagationMethod{
-				QemuGuestAgent: &kubevirtv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}},
-		}}}
-	},
 	"spec.resourceClaims": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu"}}
 	},

@@ -26,6 +26,10 @@ type Domain struct {
 	GuestOS *virt.GuestOS
 	// GuestInfo is returned by GuestInfo when non-nil (else GuestOS alone, if set).
 	GuestInfo *virt.GuestInfo
+	// AuthorizedKeys and Passwords are what the guest agent wrote, by user (the guest has
+	// an agent when GuestOS or GuestInfo is set).
+	AuthorizedKeys map[string][]string
+	Passwords      map[string]string
 }
 
 // Daemon is one fake libvirt daemon.
@@ -314,6 +318,43 @@ func (c *conn) GuestInfo(name string) (virt.GuestInfo, error) {
 		return virt.GuestInfo{OS: *dom.GuestOS}, nil
 	}
 	return virt.GuestInfo{}, fmt.Errorf("guest info %s: %w", name, virt.ErrNoGuestAgent)
+}
+
+// SetAuthorizedKeys records the keys of user, when the guest has an agent.
+func (c *conn) SetAuthorizedKeys(name, user string, keys []string) error {
+	return c.withAgent(name, "SetAuthorizedKeys", user, func(dom *Domain) {
+		if dom.AuthorizedKeys == nil {
+			dom.AuthorizedKeys = map[string][]string{}
+		}
+		dom.AuthorizedKeys[user] = append([]string(nil), keys...)
+	})
+}
+
+// SetUserPassword records the password of user, when the guest has an agent.
+func (c *conn) SetUserPassword(name, user, password string) error {
+	return c.withAgent(name, "SetUserPassword", user, func(dom *Domain) {
+		if dom.Passwords == nil {
+			dom.Passwords = map[string]string{}
+		}
+		dom.Passwords[user] = password
+	})
+}
+
+// withAgent records the call ("<call> <domain> <user>") and runs fn on the domain when its
+// guest has an agent.
+func (c *conn) withAgent(name, call, user string, fn func(*Domain)) error {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	c.d.calls = append(c.d.calls, call+" "+name+" "+user)
+	dom, ok := c.d.domains[name]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s %s: %w", call, name, virt.ErrNotFound)
+	case dom.GuestOS == nil && dom.GuestInfo == nil:
+		return fmt.Errorf("%s %s: %w", call, name, virt.ErrNoGuestAgent)
+	}
+	fn(dom)
+	return nil
 }
 
 // Screenshot returns a 2×1 PPM: a red and a blue pixel.
