@@ -24,9 +24,13 @@ kernel_tarball=$NV_ROOT/_output/images/demo-kernel.tar
 verify=0
 [[ ${1:-} == --verify ]] && verify=1
 
+# syslinux's UEFI loader and its core module (Debian's syslinux-efi).
+efi_loader=/usr/lib/SYSLINUX.EFI/efi64/syslinux.efi
+efi_core=/usr/lib/syslinux/modules/efi64/ldlinux.e64
 for cmd in mkfs.fat syslinux mcopy; do
 	command -v "$cmd" >/dev/null || "$NV_ROOT/hack/install-deps.sh" node
 done
+[[ -f $efi_loader && -f $efi_core ]] || "$NV_ROOT/hack/install-deps.sh" node
 "$NV_ROOT/hack/images/build-guest.sh"
 
 stamp=$( (cat "${BASH_SOURCE[0]}" "$guest/stamp"; echo "$REF $KERNEL_REF") | sha256sum | cut -c1-16)
@@ -43,11 +47,11 @@ DEFAULT demo
 PROMPT 0
 TIMEOUT 0
 LABEL demo
-  KERNEL vmlinuz
-  INITRD initrd.img
+  KERNEL /vmlinuz
+  INITRD /initrd.img
   APPEND console=ttyS0 no_timer_check quiet
 EOF
-	# Room for the files plus 2 MiB for syslinux and FAT metadata, in whole MiB.
+	# Room for the files plus 2 MiB for syslinux (BIOS and UEFI) and FAT metadata, in whole MiB.
 	need_kib=$(($(du -k "$guest/vmlinuz" | cut -f1) + $(du -k "$guest/initrd.img" | cut -f1) + 2048))
 	size_kib=$(((need_kib + 1023) / 1024 * 1024))
 	img=$work/disk.img
@@ -56,6 +60,13 @@ EOF
 	syslinux --install "$img"
 	touch -d @0 "$work/syslinux.cfg"
 	MTOOLS_SKIP_CHECK=1 mcopy -m -i "$img" "$guest/vmlinuz" "$guest/initrd.img" "$work/syslinux.cfg" ::
+	# UEFI firmware (OVMF, spec.domain.firmware.bootloader.efi) boots the removable-media path
+	# EFI/BOOT/BOOTX64.EFI: syslinux's UEFI loader, which reads the same configuration there.
+	cp "$efi_loader" "$work/BOOTX64.EFI"
+	cp "$efi_core" "$work/ldlinux.e64"
+	touch -d @0 "$work/BOOTX64.EFI" "$work/ldlinux.e64"
+	MTOOLS_SKIP_CHECK=1 mmd -i "$img" ::EFI ::EFI/BOOT
+	MTOOLS_SKIP_CHECK=1 mcopy -m -i "$img" "$work/BOOTX64.EFI" "$work/ldlinux.e64" "$work/syslinux.cfg" ::EFI/BOOT/
 	mv "$img" "$out/disk.img"
 
 	# The containerDisk layout KubeVirt's images use: /disk/disk.img owned by 107:107 (qemu).
