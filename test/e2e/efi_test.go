@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,6 +36,7 @@ import (
 // TestEFIBoot starts the demo guest with UEFI firmware (bootloader efi, secureBoot false, as
 // KubeVirt's examples write it): libvirt picks OVMF from the launcher image's firmware
 // descriptors, OVMF boots the demo disk's EFI/BOOT/BOOTX64.EFI, and the guest's kernel sees EFI.
+// With secure boot, OVMF refuses that unsigned loader.
 func TestEFIBoot(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-efi")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -48,8 +50,15 @@ func TestEFIBoot(t *testing.T) {
 	guest := resource.MustParse("256Mi")
 	spec.Domain.Memory = &kubevirtv1.Memory{Guest: &guest}
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-efi", Namespace: e.ns}, Spec: spec}
-	if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// Secure boot, KubeVirt's default for efi (with the SMM it needs): the firmware with
+	// Microsoft's keys enrolled, which refuses the demo disk's unsigned loader.
+	secure := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-secureboot", Namespace: e.ns}, Spec: *spec.DeepCopy()}
+	secure.Spec.Domain.Firmware.Bootloader.EFI = &kubevirtv1.EFI{}
+	secure.Spec.Domain.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{}}
+	for _, v := range []*kubevirtv1.VirtualMachineInstance{vmi, secure} {
+		if _, err := e.kv.KubevirtV1().VirtualMachineInstances(e.ns).Create(ctx, v, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	running, pod := f.running(vmi.Name, "")
 
@@ -71,8 +80,21 @@ func TestEFIBoot(t *testing.T) {
 	}
 	t.Log("OVMF booted the demo disk's EFI loader; the guest's kernel sees EFI")
 
-	if _, err := e.c.Kubectl("delete", "vmi", vmi.Name, "-n", e.ns, "--wait=false"); err != nil {
-		t.Fatal(err)
+	secureRunning, securePod := f.running(secure.Name, "")
+	f.waitFor("secure boot refusing the unsigned loader (serial log)", bootTimeout, func() (bool, error) {
+		out, err := e.c.Kubectl("exec", "-n", e.ns, securePod.Name, "-c", "compute", "--", "cat", convert.SerialLogPath(launcherpod.PrivateDir))
+		if err != nil {
+			return false, err
+		}
+		return strings.Contains(out, "Access Denied"), fmt.Errorf("serial log: %s", lastLines(out, 5))
+	})
+	t.Log("secure boot: OVMF refused the demo disk's unsigned EFI loader (Access Denied)")
+
+	for _, v := range []*kubevirtv1.VirtualMachineInstance{running, secureRunning} {
+		if _, err := e.c.Kubectl("delete", "vmi", v.Name, "-n", e.ns, "--wait=false"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.goneWithPods(vmi.Name, running.UID)
+	f.goneWithPods(secure.Name, secureRunning.UID)
 }

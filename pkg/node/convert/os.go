@@ -57,8 +57,8 @@ func convertOS(vmi *kubevirtv1.VirtualMachineInstance, c Context, serialConsole 
 	return os, errs
 }
 
-// convertBootloader selects SeaBIOS (the default) or an EFI firmware
-// without secure boot, which libvirt picks from the firmware descriptors
+// convertBootloader selects SeaBIOS (the default) or an EFI firmware, with
+// secure boot or without, which libvirt picks from the firmware descriptors
 // of the launcher image.
 func convertBootloader(b *kubevirtv1.Bootloader, serialConsole bool, os *OS, p *field.Path) field.ErrorList {
 	if b == nil {
@@ -75,16 +75,19 @@ func convertBootloader(b *kubevirtv1.Bootloader, serialConsole bool, os *OS, p *
 		os.BIOS = &OSBIOS{UseSerial: "yes"}
 	}
 	if efi := b.EFI; efi != nil {
-		if efi.SecureBoot == nil || *efi.SecureBoot {
-			errs = append(errs, field.Forbidden(p.Child("efi", "secureBoot"), "UEFI secure boot is not supported (set secureBoot: false)"))
-		}
 		if efi.Persistent != nil && *efi.Persistent {
 			errs = append(errs, field.Forbidden(p.Child("efi", "persistent"), "persistent EFI variables are not supported"))
 		}
+		// Secure boot (the default) takes the firmware that enforces it with Microsoft's keys
+		// enrolled, as KubeVirt does; it needs SMM (validation), which libvirt checks too.
+		secure := "yes"
+		if efi.SecureBoot != nil && !*efi.SecureBoot {
+			secure = "no"
+		}
 		os.Firmware = "efi"
 		os.FirmwareInfo = &FirmwareInfo{Features: []FirmwareFeature{
-			{Enabled: "no", Name: "enrolled-keys"},
-			{Enabled: "no", Name: "secure-boot"},
+			{Enabled: secure, Name: "enrolled-keys"},
+			{Enabled: secure, Name: "secure-boot"},
 		}}
 	}
 	return errs

@@ -56,10 +56,11 @@ func TestConvertOS(t *testing.T) {
 		spec:    kubevirtv1.VirtualMachineInstanceSpec{Architecture: "arm64"},
 		wantErr: "spec.architecture",
 	}, {
-		name: "secure boot refused",
+		name: "EFI with secure boot (its default): the firmware with enrolled keys",
 		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{
 			Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{}}}}},
-		wantErr: "spec.domain.firmware.bootloader.efi.secureBoot",
+		want: OS{Firmware: "efi", Type: q35, SMBIOS: smbios, FirmwareInfo: &FirmwareInfo{Features: []FirmwareFeature{
+			{Enabled: "yes", Name: "enrolled-keys"}, {Enabled: "yes", Name: "secure-boot"}}}},
 	}, {
 		name: "useSerial without a serial console",
 		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{

@@ -37,6 +37,7 @@ func validateDomain(domain *kubevirtv1.DomainSpec, path *field.Path) field.Error
 	errs = append(errs, validateCPU(domain.CPU, path.Child("cpu"))...)
 	errs = append(errs, validateMachine(domain.Machine, path.Child("machine"))...)
 	errs = append(errs, validateFirmware(domain.Firmware, path.Child("firmware"))...)
+	errs = append(errs, validateSecureBoot(domain, path)...)
 	errs = append(errs, validateIOThreads(domain, path)...)
 	errs = append(errs, validateOtherDevices(&domain.Devices, path.Child("devices"))...)
 	return errs

@@ -17,8 +17,8 @@ const maxSerialLength = 256
 // takes for a domain's SMBIOS UUID.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// validateFirmware checks the UUID, serial, bootloader choice and direct kernel boot. Secure
-// boot, persistent EFI variables and ACPI tables are refused by the unsupported table.
+// validateFirmware checks the UUID, serial, bootloader choice and direct kernel boot. Persistent
+// EFI variables and ACPI tables are refused by the unsupported table.
 func validateFirmware(fw *kubevirtv1.Firmware, fldPath *field.Path) field.ErrorList {
 	if fw == nil {
 		return nil
@@ -34,6 +34,24 @@ func validateFirmware(fw *kubevirtv1.Firmware, fldPath *field.Path) field.ErrorL
 	}
 	errs = append(errs, validateKernelBoot(fw.KernelBoot, fldPath.Child("kernelBoot"))...)
 	return errs
+}
+
+// validateSecureBoot requires SMM for UEFI secure boot, as KubeVirt does: an efi bootloader has
+// secure boot unless secureBoot is false, and the secure firmware needs the guest's System
+// Management Mode.
+func validateSecureBoot(domain *kubevirtv1.DomainSpec, path *field.Path) field.ErrorList {
+	fw := domain.Firmware
+	if fw == nil || fw.Bootloader == nil || fw.Bootloader.EFI == nil {
+		return nil
+	}
+	if sb := fw.Bootloader.EFI.SecureBoot; sb != nil && !*sb {
+		return nil
+	}
+	if f := domain.Features; f != nil && f.SMM != nil && (f.SMM.Enabled == nil || *f.SMM.Enabled) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path.Child("firmware", "bootloader", "efi", "secureBoot"), true,
+		"UEFI secure boot (the default of efi) needs SMM: set spec.domain.features.smm.enabled to true, or secureBoot to false")}
 }
 
 // validateSerial allows a printable serial number of at most maxSerialLength characters.

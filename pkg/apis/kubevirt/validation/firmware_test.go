@@ -28,10 +28,16 @@ func TestValidateFirmware(t *testing.T) {
 		{"serial not printable", fw(kubevirtv1.Firmware{Serial: "a\x01b"}), []string{"Invalid:spec.domain.firmware.serial"}},
 		{"bios", fw(kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{BIOS: &kubevirtv1.BIOS{UseSerial: ptr(true)}}}), nil},
 		{"efi without secure boot", fw(efi(kubevirtv1.EFI{SecureBoot: ptr(false)})), nil},
-		{"efi with default secure boot", fw(efi(kubevirtv1.EFI{})),
-			[]string{"Forbidden:spec.domain.firmware.bootloader.efi.secureBoot"}},
-		{"efi with secure boot", fw(efi(kubevirtv1.EFI{SecureBoot: ptr(true)})),
-			[]string{"Forbidden:spec.domain.firmware.bootloader.efi.secureBoot"}},
+		{"efi with default secure boot, without SMM", fw(efi(kubevirtv1.EFI{})),
+			[]string{"Invalid:spec.domain.firmware.bootloader.efi.secureBoot"}},
+		{"efi with secure boot, SMM off", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			fw(efi(kubevirtv1.EFI{SecureBoot: ptr(true)}))(s)
+			s.Domain.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: ptr(false)}}
+		}, []string{"Invalid:spec.domain.firmware.bootloader.efi.secureBoot"}},
+		{"efi with secure boot and SMM", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			fw(efi(kubevirtv1.EFI{}))(s)
+			s.Domain.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{}}
+		}, nil},
 		{"persistent efi", fw(efi(kubevirtv1.EFI{SecureBoot: ptr(false), Persistent: ptr(true)})),
 			[]string{"Forbidden:spec.domain.firmware.bootloader.efi.persistent"}},
 		{"bios and efi", fw(kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{

@@ -91,10 +91,6 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 	{"domain.cpu.numa", "guest NUMA topology (cpu.numa)", func(s *vmiSpec) bool { return s.Domain.CPU != nil && s.Domain.CPU.NUMA != nil }},
 	{"domain.cpu.realtime", "realtime tuning (cpu.realtime)", func(s *vmiSpec) bool { return s.Domain.CPU != nil && s.Domain.CPU.Realtime != nil }},
 	{"domain.memory.hugepages", "huge pages (memory.hugepages)", func(s *vmiSpec) bool { return s.Domain.Memory != nil && s.Domain.Memory.Hugepages != nil }},
-	{"domain.firmware.bootloader.efi.secureBoot", "UEFI secure boot (efi.secureBoot defaults to true; set it to false)", func(s *vmiSpec) bool {
-		efi := efiOf(s)
-		return efi != nil && (efi.SecureBoot == nil || *efi.SecureBoot)
-	}},
 	{"domain.firmware.bootloader.efi.persistent", "persistent EFI variables (efi.persistent)", func(s *vmiSpec) bool {
 		efi := efiOf(s)
 		return efi != nil && efi.Persistent != nil && *efi.Persistent

@@ -50,9 +50,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.memory.hugepages": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Memory = &kubevirtv1.Memory{Hugepages: &kubevirtv1.Hugepages{PageSize: "2Mi"}}
 	},
-	"spec.domain.firmware.bootloader.efi.secureBoot": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{}}}
-	},
 	"spec.domain.firmware.bootloader.efi.persistent": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{
 			EFI: &kubevirtv1.EFI{SecureBoot: ptr(false), Persistent: ptr(true)}}}
