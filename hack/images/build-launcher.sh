@@ -20,7 +20,7 @@ SUITE=${NV_DEBIAN_SUITE:-bookworm}
 # and prepares the pod network with ip (iproute2), sysctl (procps), nft (nftables) and nsenter
 # (util-linux, essential).
 PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 qemu-utils libvirt-clients
-	iproute2 procps busybox nftables ovmf)
+	iproute2 procps busybox nftables ovmf swtpm swtpm-tools)
 # Bump when the way the base rootfs is made (not its package list) changes.
 BASE_VERSION=1
 

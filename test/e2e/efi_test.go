@@ -36,7 +36,7 @@ import (
 // TestEFIBoot starts the demo guest with UEFI firmware (bootloader efi, secureBoot false, as
 // KubeVirt's examples write it): libvirt picks OVMF from the launcher image's firmware
 // descriptors, OVMF boots the demo disk's EFI/BOOT/BOOTX64.EFI, and the guest's kernel sees EFI.
-// With secure boot, OVMF refuses that unsigned loader.
+// With secure boot, OVMF refuses that unsigned loader. The guest has an emulated TPM 2.0.
 func TestEFIBoot(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-efi")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -49,6 +49,8 @@ func TestEFIBoot(t *testing.T) {
 	// took its share ("Failed to allocate memory for kernel image").
 	guest := resource.MustParse("256Mi")
 	spec.Domain.Memory = &kubevirtv1.Memory{Guest: &guest}
+	// And a TPM, as a Windows 11 guest wants with its UEFI: swtpm, started by libvirt.
+	spec.Domain.Devices.TPM = &kubevirtv1.TPMDevice{}
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-efi", Namespace: e.ns}, Spec: spec}
 	// Secure boot, KubeVirt's default for efi (with the SMM it needs): the firmware with
 	// Microsoft's keys enrolled, which refuses the demo disk's unsigned loader.
@@ -69,16 +71,16 @@ func TestEFIBoot(t *testing.T) {
 		f.dump()
 		t.Fatalf("no shell prompt on the console:\n%s", s.all())
 	}
-	s.send("echo efi-$(test -d /sys/firmware/efi && echo yes || echo no)-end")
-	if s.expect(regexp.MustCompile(`efi-yes-end`), time.Minute, false) == nil {
-		t.Fatalf("the guest's kernel does not see EFI (/sys/firmware/efi):\n%s", s.all())
+	s.send("echo efi-$(test -d /sys/firmware/efi && echo yes || echo no)-tpm-$(cat /sys/class/tpm/tpm0/tpm_version_major 2>/dev/null)-end")
+	if s.expect(regexp.MustCompile(`efi-yes-tpm-2-end`), time.Minute, false) == nil {
+		t.Fatalf("the guest's kernel does not see EFI (/sys/firmware/efi) or a TPM 2.0 (/sys/class/tpm/tpm0):\n%s", s.all())
 	}
 	// OVMF's boot manager wrote on the serial port before the kernel did.
 	out, err := e.c.Kubectl("exec", "-n", e.ns, pod.Name, "-c", "compute", "--", "cat", convert.SerialLogPath(launcherpod.PrivateDir))
 	if err != nil || !strings.Contains(out, "BdsDxe: starting Boot") {
 		t.Errorf("the serial log does not show OVMF starting the disk (%v):\n%s", err, lastLines(out, 20))
 	}
-	t.Log("OVMF booted the demo disk's EFI loader; the guest's kernel sees EFI")
+	t.Log("OVMF booted the demo disk's EFI loader; the guest's kernel sees EFI and a TPM 2.0")
 
 	secureRunning, securePod := f.running(secure.Name, "")
 	f.waitFor("secure boot refusing the unsigned loader (serial log)", bootTimeout, func() (bool, error) {

@@ -48,6 +48,10 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	panics, perrs := convertPanics(devices.PanicDevices, p.Child("panicDevices"))
 	errs = append(errs, perrs...)
 	out.Panics = panics
+	if t := devices.TPM; t != nil && enabled(t.Enabled) {
+		// An emulated TPM 2.0 whose state lives as long as the pod, KubeVirt's default.
+		out.TPM = &TPM{Model: "tpm-tis", Backend: TPMBackend{Type: "emulator", Version: "2.0"}}
+	}
 	return out, errs
 }
 
@@ -115,7 +119,7 @@ func unsupportedDevices(d *kubevirtv1.Devices, p *field.Path) field.ErrorList {
 	forbid(len(d.GPUs) > 0, "gpus", "GPU passthrough")
 	forbid(len(d.HostDevices) > 0, "hostDevices", "host device passthrough")
 	forbid(len(d.Filesystems) > 0, "filesystems", "virtiofs")
-	forbid(d.TPM != nil && enabled(d.TPM.Enabled), "tpm", "an emulated TPM")
+	forbid(d.TPM != nil && enabled(d.TPM.Enabled) && d.TPM.Persistent != nil && *d.TPM.Persistent, "tpm", "a persistent TPM")
 	forbid(d.Sound != nil, "sound", "a sound device")
 	forbid(d.ClientPassthrough != nil, "clientPassthrough", "USB client passthrough")
 	forbid(d.DownwardMetrics != nil, "downwardMetrics", "the downward metrics device")

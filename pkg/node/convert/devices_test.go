@@ -215,7 +215,7 @@ func TestUnsupportedDevices(t *testing.T) {
 	}{
 		{name: "nothing"},
 		{name: "disabled TPM is fine", devices: kubevirtv1.Devices{TPM: &kubevirtv1.TPMDevice{Enabled: ptr(false)}}},
-		{name: "TPM", devices: kubevirtv1.Devices{TPM: &kubevirtv1.TPMDevice{}}, wantErr: "devices.tpm"},
+		{name: "persistent TPM", devices: kubevirtv1.Devices{TPM: &kubevirtv1.TPMDevice{Persistent: ptr(true)}}, wantErr: "devices.tpm"},
 		{name: "GPU", devices: kubevirtv1.Devices{GPUs: []kubevirtv1.GPU{{Name: "g"}}}, wantErr: "devices.gpus"},
 		{name: "host device", devices: kubevirtv1.Devices{HostDevices: []kubevirtv1.HostDevice{{Name: "h"}}}, wantErr: "devices.hostDevices"},
 		{name: "virtiofs", devices: kubevirtv1.Devices{Filesystems: []kubevirtv1.Filesystem{{Name: "f"}}}, wantErr: "devices.filesystems"},
@@ -228,5 +228,29 @@ func TestUnsupportedDevices(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErrs(t, unsupportedDevices(&tc.devices, devicesPath), tc.wantErr)
 		})
+	}
+}
+
+// TestConvertTPM: devices.tpm is an emulated TPM 2.0 on the TIS interface (KubeVirt's), its
+// state kept for the life of the pod; enabled: false is none.
+func TestConvertTPM(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tpm  *kubevirtv1.TPMDevice
+		want *TPM
+	}{
+		{"none", nil, nil},
+		{"tpm: {}", &kubevirtv1.TPMDevice{}, &TPM{Model: "tpm-tis", Backend: TPMBackend{Type: "emulator", Version: "2.0"}}},
+		{"turned off", &kubevirtv1.TPMDevice{Enabled: ptr(false)}, nil},
+	} {
+		vmi := minimalVMI()
+		vmi.Spec.Domain.Devices.TPM = tc.tpm
+		d, err := Convert(vmi, Context{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, d.Devices.TPM); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

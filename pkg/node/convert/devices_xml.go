@@ -30,6 +30,22 @@ type Devices struct {
 	RNGs []RNG `xml:"rng,omitempty"`
 	// Panics are panic notifiers.
 	Panics []Panic `xml:"panic,omitempty"`
+	// TPM is an emulated TPM.
+	TPM *TPM `xml:"tpm,omitempty"`
+}
+
+// TPM is an emulated TPM 2.0 (swtpm, started by libvirt).
+type TPM struct {
+	// Model is the TPM interface, "tpm-tis" as KubeVirt's.
+	Model   string     `xml:"model,attr"`
+	Backend TPMBackend `xml:"backend"`
+}
+
+// TPMBackend is the TPM's emulator.
+type TPMBackend struct {
+	// Type is "emulator"; Version "2.0".
+	Type    string `xml:"type,attr"`
+	Version string `xml:"version,attr"`
 }
 
 // Disk is a block device.

@@ -40,6 +40,9 @@ func QEMUConf() string {
 	return renderConf([][2]string{
 		{"user", quote("root")},
 		{"group", quote("root")},
+		// swtpm (devices.tpm) runs as the container's root as well, not as tss.
+		{"swtpm_user", quote("root")},
+		{"swtpm_group", quote("root")},
 		{"stdio_handler", quote("file")},
 		{"remember_owner", "0"},
 		{"cgroup_controllers", "[ ]"},
@@ -78,6 +81,9 @@ var stateDirs = []string{
 	"/var/lib/libvirt/qemu",
 	"/var/cache/libvirt/qemu",
 	"/var/log/libvirt/qemu",
+	// swtpm's state and logs (devices.tpm).
+	"/var/lib/libvirt/swtpm",
+	"/var/log/swtpm/libvirt/qemu",
 }
 
 // makeStateDirs creates stateDirs under root.

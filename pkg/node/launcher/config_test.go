@@ -80,6 +80,8 @@ func TestQEMUConf(t *testing.T) {
 		"stdio_handler":      `"file"`,
 		"remember_owner":     "0",
 		"cgroup_controllers": "[ ]",
+		"swtpm_user":         `"root"`,
+		"swtpm_group":        `"root"`,
 	}
 	if diff := cmp.Diff(want, parseConf(t, QEMUConf())); diff != "" {
 		t.Errorf("QEMUConf() (-want +got):\n%s", diff)

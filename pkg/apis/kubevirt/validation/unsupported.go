@@ -79,9 +79,9 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 	{"domain.devices.gpus", "GPU passthrough (devices.gpus)", func(s *vmiSpec) bool { return len(s.Domain.Devices.GPUs) > 0 }},
 	{"domain.devices.hostDevices", "host device passthrough (devices.hostDevices)", func(s *vmiSpec) bool { return len(s.Domain.Devices.HostDevices) > 0 }},
 	{"domain.devices.filesystems", "virtiofs filesystems (devices.filesystems)", func(s *vmiSpec) bool { return len(s.Domain.Devices.Filesystems) > 0 }},
-	{"domain.devices.tpm", "an emulated TPM (devices.tpm)", func(s *vmiSpec) bool {
+	{"domain.devices.tpm.persistent", "a persistent TPM (tpm.persistent; the TPM's state lives as long as the pod)", func(s *vmiSpec) bool {
 		tpm := s.Domain.Devices.TPM
-		return tpm != nil && (tpm.Enabled == nil || *tpm.Enabled)
+		return tpm != nil && (tpm.Enabled == nil || *tpm.Enabled) && tpm.Persistent != nil && *tpm.Persistent
 	}},
 	{"domain.devices.sound", "a sound device (devices.sound)", func(s *vmiSpec) bool { return s.Domain.Devices.Sound != nil }},
 	{"domain.devices.clientPassthrough", "USB client passthrough (devices.clientPassthrough)", func(s *vmiSpec) bool { return s.Domain.Devices.ClientPassthrough != nil }},

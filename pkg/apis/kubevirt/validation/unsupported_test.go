@@ -23,8 +23,8 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.devices.filesystems": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Filesystems = []kubevirtv1.Filesystem{{Name: "share", Virtiofs: &kubevirtv1.FilesystemVirtiofs{}}}
 	},
-	"spec.domain.devices.tpm": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Devices.TPM = &kubevirtv1.TPMDevice{}
+	"spec.domain.devices.tpm.persistent": func(v *kubevirtv1.VirtualMachineInstance) {
+		v.Spec.Domain.Devices.TPM = &kubevirtv1.TPMDevice{Persistent: ptr(true)}
 	},
 	"spec.domain.devices.sound": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Sound = &kubevirtv1.SoundDevice{Name: "audio"}
