@@ -51,6 +51,9 @@ func TestEFIBoot(t *testing.T) {
 	spec.Domain.Memory = &kubevirtv1.Memory{Guest: &guest}
 	// And a TPM, as a Windows 11 guest wants with its UEFI: swtpm, started by libvirt.
 	spec.Domain.Devices.TPM = &kubevirtv1.TPMDevice{}
+	// And a sound card (the guest's kernel has no driver for it in the demo initramfs: QEMU
+	// taking it is what is tested).
+	spec.Domain.Devices.Sound = &kubevirtv1.SoundDevice{Name: "audio"}
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-efi", Namespace: e.ns}, Spec: spec}
 	// Secure boot, KubeVirt's default for efi (with the SMM it needs): the firmware with
 	// Microsoft's keys enrolled, which refuses the demo disk's unsigned loader.
@@ -81,6 +84,11 @@ func TestEFIBoot(t *testing.T) {
 		t.Errorf("the serial log does not show OVMF starting the disk (%v):\n%s", err, lastLines(out, 20))
 	}
 	t.Log("OVMF booted the demo disk's EFI loader; the guest's kernel sees EFI and a TPM 2.0")
+	xml, err := e.c.Kubectl("exec", "-n", e.ns, pod.Name, "-c", "compute", "--", "virsh", "-c",
+		"qemu+unix:///system?socket="+launcherpod.LibvirtSocket, "dumpxml", e.ns+"_"+vmi.Name)
+	if err != nil || !strings.Contains(xml, `<sound model='ich9'>`) || !strings.Contains(xml, `<tpm model='tpm-tis'>`) {
+		t.Errorf("the running domain has no ich9 sound card or no TIS TPM (%v):\n%s", err, xml)
+	}
 
 	secureRunning, securePod := f.running(secure.Name, "")
 	f.waitFor("secure boot refusing the unsigned loader (serial log)", bootTimeout, func() (bool, error) {

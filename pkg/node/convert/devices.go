@@ -48,6 +48,9 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	panics, perrs := convertPanics(devices.PanicDevices, p.Child("panicDevices"))
 	errs = append(errs, perrs...)
 	out.Panics = panics
+	sounds, audios, serrs := convertSound(devices.Sound, p.Child("sound"))
+	errs = append(errs, serrs...)
+	out.Sounds, out.Audios = sounds, audios
 	if t := devices.TPM; t != nil && enabled(t.Enabled) {
 		// An emulated TPM 2.0 whose state lives as long as the pod, KubeVirt's default.
 		out.TPM = &TPM{Model: "tpm-tis", Backend: TPMBackend{Type: "emulator", Version: "2.0"}}
@@ -107,6 +110,27 @@ func convertPanics(list []kubevirtv1.PanicDevice, p *field.Path) ([]Panic, field
 	return out, errs
 }
 
+// soundModels are the sound cards KubeVirt offers; ich9 is its default.
+var soundModels = []string{"ich9", "ac97"}
+
+// convertSound gives the sound card of devices.sound, on an audio backend that plays nothing.
+func convertSound(s *kubevirtv1.SoundDevice, p *field.Path) ([]Sound, []Audio, field.ErrorList) {
+	if s == nil {
+		return nil, nil, nil
+	}
+	model := s.Model
+	if model == "" {
+		model = "ich9"
+	}
+	if model != "ich9" && model != "ac97" {
+		return nil, nil, field.ErrorList{field.NotSupported(p.Child("model"), s.Model, soundModels)}
+	}
+	if s.Name == "" {
+		return nil, nil, field.ErrorList{field.Required(p.Child("name"), "")}
+	}
+	return []Sound{{Model: model, Alias: &Alias{Name: "ua-" + s.Name}, Audio: &SoundAudio{ID: 1}}}, []Audio{{ID: 1, Type: "none"}}, nil
+}
+
 // unsupportedDevices refuses device families the converter does not
 // implement (validation refuses most of them already).
 func unsupportedDevices(d *kubevirtv1.Devices, p *field.Path) field.ErrorList {
@@ -120,7 +144,6 @@ func unsupportedDevices(d *kubevirtv1.Devices, p *field.Path) field.ErrorList {
 	forbid(len(d.HostDevices) > 0, "hostDevices", "host device passthrough")
 	forbid(len(d.Filesystems) > 0, "filesystems", "virtiofs")
 	forbid(d.TPM != nil && enabled(d.TPM.Enabled) && d.TPM.Persistent != nil && *d.TPM.Persistent, "tpm", "a persistent TPM")
-	forbid(d.Sound != nil, "sound", "a sound device")
 	forbid(d.ClientPassthrough != nil, "clientPassthrough", "USB client passthrough")
 	forbid(d.DownwardMetrics != nil, "downwardMetrics", "the downward metrics device")
 	forbid(d.AutoattachVSOCK != nil && *d.AutoattachVSOCK, "autoattachVSOCK", "a VSOCK device (needs /dev/vhost-vsock in the launcher pod)")

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -219,7 +220,6 @@ func TestUnsupportedDevices(t *testing.T) {
 		{name: "GPU", devices: kubevirtv1.Devices{GPUs: []kubevirtv1.GPU{{Name: "g"}}}, wantErr: "devices.gpus"},
 		{name: "host device", devices: kubevirtv1.Devices{HostDevices: []kubevirtv1.HostDevice{{Name: "h"}}}, wantErr: "devices.hostDevices"},
 		{name: "virtiofs", devices: kubevirtv1.Devices{Filesystems: []kubevirtv1.Filesystem{{Name: "f"}}}, wantErr: "devices.filesystems"},
-		{name: "sound", devices: kubevirtv1.Devices{Sound: &kubevirtv1.SoundDevice{Name: "s"}}, wantErr: "devices.sound"},
 		{name: "USB redirection", devices: kubevirtv1.Devices{ClientPassthrough: &kubevirtv1.ClientPassthroughDevices{}}, wantErr: "devices.clientPassthrough"},
 		{name: "downward metrics", devices: kubevirtv1.Devices{DownwardMetrics: &kubevirtv1.DownwardMetrics{}}, wantErr: "devices.downwardMetrics"},
 		{name: "VSOCK", devices: kubevirtv1.Devices{AutoattachVSOCK: ptr(true)}, wantErr: "devices.autoattachVSOCK"},
@@ -251,6 +251,43 @@ func TestConvertTPM(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, d.Devices.TPM); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// TestConvertSound: devices.sound is KubeVirt's ich9 (default) or ac97 card, on an audio
+// backend that plays nothing; other models and a missing name are refused, naming the field.
+func TestConvertSound(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sound   *kubevirtv1.SoundDevice
+		want    []Sound
+		wantErr string
+	}{
+		{name: "default model", sound: &kubevirtv1.SoundDevice{Name: "audio"},
+			want: []Sound{{Model: "ich9", Alias: &Alias{Name: "ua-audio"}, Audio: &SoundAudio{ID: 1}}}},
+		{name: "ac97", sound: &kubevirtv1.SoundDevice{Name: "a", Model: "ac97"},
+			want: []Sound{{Model: "ac97", Alias: &Alias{Name: "ua-a"}, Audio: &SoundAudio{ID: 1}}}},
+		{name: "unknown model", sound: &kubevirtv1.SoundDevice{Name: "s", Model: "sb16"}, wantErr: "spec.domain.devices.sound.model"},
+		{name: "no name", sound: &kubevirtv1.SoundDevice{}, wantErr: "spec.domain.devices.sound.name"},
+	} {
+		vmi := minimalVMI()
+		vmi.Spec.Domain.Devices.Sound = tc.sound
+		d, err := Convert(vmi, Context{})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want an error naming %s", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, d.Devices.Sounds); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff([]Audio{{ID: 1, Type: "none"}}, d.Devices.Audios); diff != "" {
+			t.Errorf("%s: audio (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }

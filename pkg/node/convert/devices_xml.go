@@ -32,6 +32,30 @@ type Devices struct {
 	Panics []Panic `xml:"panic,omitempty"`
 	// TPM is an emulated TPM.
 	TPM *TPM `xml:"tpm,omitempty"`
+	// Sounds are sound cards; Audios their host backends.
+	Sounds []Sound `xml:"sound,omitempty"`
+	Audios []Audio `xml:"audio,omitempty"`
+}
+
+// Sound is an emulated sound card.
+type Sound struct {
+	// Model is "ich9" or "ac97".
+	Model string      `xml:"model,attr"`
+	Alias *Alias      `xml:"alias,omitempty"`
+	Audio *SoundAudio `xml:"audio,omitempty"`
+}
+
+// SoundAudio ties a sound card to an audio backend.
+type SoundAudio struct {
+	ID int `xml:"id,attr"`
+}
+
+// Audio is a host audio backend.
+type Audio struct {
+	ID int `xml:"id,attr"`
+	// Type is "none": the guest has a sound card, the host plays nothing (a pod has no sound
+	// device); VNC carries no audio.
+	Type string `xml:"type,attr"`
 }
 
 // TPM is an emulated TPM 2.0 (swtpm, started by libvirt).

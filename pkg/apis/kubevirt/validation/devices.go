@@ -7,9 +7,11 @@ import (
 )
 
 var (
-	inputBuses      = []kubevirtv1.InputBus{kubevirtv1.InputBusUSB, kubevirtv1.InputBusVirtio}
-	inputTypes      = []kubevirtv1.InputType{kubevirtv1.InputTypeTablet, kubevirtv1.InputTypeKeyboard}
-	panicModels     = []kubevirtv1.PanicDeviceModel{kubevirtv1.Hyperv, kubevirtv1.Isa, kubevirtv1.Pvpanic}
+	inputBuses  = []kubevirtv1.InputBus{kubevirtv1.InputBusUSB, kubevirtv1.InputBusVirtio}
+	inputTypes  = []kubevirtv1.InputType{kubevirtv1.InputTypeTablet, kubevirtv1.InputTypeKeyboard}
+	panicModels = []kubevirtv1.PanicDeviceModel{kubevirtv1.Hyperv, kubevirtv1.Isa, kubevirtv1.Pvpanic}
+	// soundModels are KubeVirt's sound cards (ich9 when empty).
+	soundModels     = []string{"ich9", "ac97"}
 	watchdogActions = []kubevirtv1.WatchdogAction{kubevirtv1.WatchdogActionPoweroff, kubevirtv1.WatchdogActionReset,
 		kubevirtv1.WatchdogActionShutdown}
 )
@@ -34,6 +36,14 @@ func validateOtherDevices(devices *kubevirtv1.Devices, fldPath *field.Path) fiel
 		}
 	}
 	errs = append(errs, validateWatchdog(devices.Watchdog, fldPath.Child("watchdog"))...)
+	if snd := devices.Sound; snd != nil {
+		if snd.Name == "" {
+			errs = append(errs, field.Required(fldPath.Child("sound", "name"), ""))
+		}
+		if snd.Model != "" && !contains(soundModels, snd.Model) {
+			errs = append(errs, field.NotSupported(fldPath.Child("sound", "model"), snd.Model, soundModels))
+		}
+	}
 	for i, panicDevice := range devices.PanicDevices {
 		if panicDevice.Model != nil && !contains(panicModels, *panicDevice.Model) {
 			errs = append(errs, field.NotSupported(fldPath.Child("panicDevices").Index(i).Child("model"),

@@ -18,6 +18,13 @@ func TestValidateOtherDevices(t *testing.T) {
 			d.Inputs = []kubevirtv1.Input{{Name: "", Bus: "ps2", Type: "mouse"}, {Name: "a"}, {Name: "a"}}
 		}), []string{"Required:spec.domain.devices.inputs[0].name", "NotSupported:spec.domain.devices.inputs[0].bus",
 			"NotSupported:spec.domain.devices.inputs[0].type", "Duplicate:spec.domain.devices.inputs[2].name"}},
+		{"sound and a TPM", devices(func(d *kubevirtv1.Devices) {
+			d.Sound = &kubevirtv1.SoundDevice{Name: "audio", Model: "ac97"}
+			d.TPM = &kubevirtv1.TPMDevice{}
+		}), nil},
+		{"sound without name, of an unknown model", devices(func(d *kubevirtv1.Devices) {
+			d.Sound = &kubevirtv1.SoundDevice{Model: "sb16"}
+		}), []string{"Required:spec.domain.devices.sound.name", "NotSupported:spec.domain.devices.sound.model"}},
 		{"watchdog", devices(func(d *kubevirtv1.Devices) {
 			d.Watchdog = &kubevirtv1.Watchdog{Name: "wd", WatchdogDevice: kubevirtv1.WatchdogDevice{
 				I6300ESB: &kubevirtv1.I6300ESBWatchdog{Action: kubevirtv1.WatchdogActionPoweroff}}}

@@ -83,7 +83,6 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 		tpm := s.Domain.Devices.TPM
 		return tpm != nil && (tpm.Enabled == nil || *tpm.Enabled) && tpm.Persistent != nil && *tpm.Persistent
 	}},
-	{"domain.devices.sound", "a sound device (devices.sound)", func(s *vmiSpec) bool { return s.Domain.Devices.Sound != nil }},
 	{"domain.devices.clientPassthrough", "USB client passthrough (devices.clientPassthrough)", func(s *vmiSpec) bool { return s.Domain.Devices.ClientPassthrough != nil }},
 	{"domain.devices.downwardMetrics", "the downward metrics device (devices.downwardMetrics)", func(s *vmiSpec) bool { return s.Domain.Devices.DownwardMetrics != nil }},
 	{"domain.cpu.dedicatedCpuPlacement", "dedicated CPU placement (cpu.dedicatedCpuPlacement)", func(s *vmiSpec) bool { return s.Domain.CPU != nil && s.Domain.CPU.DedicatedCPUPlacement }},

@@ -26,9 +26,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.devices.tpm.persistent": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.TPM = &kubevirtv1.TPMDevice{Persistent: ptr(true)}
 	},
-	"spec.domain.devices.sound": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Devices.Sound = &kubevirtv1.SoundDevice{Name: "audio"}
-	},
 	"spec.domain.devices.clientPassthrough": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.ClientPassthrough = &kubevirtv1.ClientPassthroughDevices{}
 	},
