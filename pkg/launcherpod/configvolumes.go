@@ -10,7 +10,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
-// Config volumes (configMap, secret, serviceAccount and downwardAPI) reach the guest as KubeVirt
+// Config volumes (configMap, secret, serviceAccount, downwardAPI and sysprep) reach the guest as KubeVirt
 // gives them: as an ISO9660 disk holding the volume's files. The kubelet mounts each into the
 // compute container as a pod volume of the same name (under ConfigVolumesDir), with the pod's
 // own rights (its namespace, its service account), and the launcher builds the disk from the
@@ -22,6 +22,9 @@ const (
 	ConfigVolumesDir = "/var/run/nativevirt-config"
 	// DefaultConfigDiskLabel is a config disk's label when the volume names none (KubeVirt's).
 	DefaultConfigDiskLabel = "cfgdata"
+	// SysprepDiskLabel is the label of a sysprep volume's disk (KubeVirt's), which must hold
+	// autounattend.xml for Windows setup.
+	SysprepDiskLabel = "unattendCD"
 	// ConfigDiskFile is a config disk's file name in its volume's directory of the disks volume.
 	ConfigDiskFile = "config.iso"
 	// serviceAccountTokenSeconds is the token's requested lifetime (the kubelet's default for
@@ -80,6 +83,15 @@ func configVolumeSource(v *kubevirtv1.Volume) (corev1.VolumeSource, string) {
 		return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: v.Secret.SecretName, Optional: v.Secret.Optional,
 		}}, v.Secret.VolumeLabel
+	case v.Sysprep != nil:
+		if cm := v.Sysprep.ConfigMap; cm != nil {
+			return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: *cm}}, SysprepDiskLabel
+		}
+		name := ""
+		if v.Sysprep.Secret != nil {
+			name = v.Sysprep.Secret.Name
+		}
+		return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}, SysprepDiskLabel
 	case v.DownwardAPI != nil:
 		items := make([]corev1.DownwardAPIVolumeFile, len(v.DownwardAPI.Fields))
 		for i := range v.DownwardAPI.Fields {

@@ -22,6 +22,8 @@ func TestRenderConfigVolumes(t *testing.T) {
 		kubevirtv1.Volume{Name: "labels", VolumeSource: kubevirtv1.VolumeSource{DownwardAPI: &kubevirtv1.DownwardAPIVolumeSource{
 			Fields: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
 		kubevirtv1.Volume{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{ServiceAccountName: "builder"}}},
+		kubevirtv1.Volume{Name: "sysprep", VolumeSource: kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{
+			ConfigMap: &corev1.LocalObjectReference{Name: "win-unattend"}}}},
 	)
 	pod, err := Render(vmi, Config{})
 	if err != nil {
@@ -31,7 +33,7 @@ func TestRenderConfigVolumes(t *testing.T) {
 		t.Errorf("serviceAccountName %q, want builder", pod.Spec.ServiceAccountName)
 	}
 	if got := flagValues(pod.Spec.Containers[0].Command, "--config-disk"); !cmp.Equal(got,
-		[]string{"app-config=APPCFG", "creds=cfgdata", "labels=cfgdata", "sa=cfgdata"}) {
+		[]string{"app-config=APPCFG", "creds=cfgdata", "labels=cfgdata", "sa=cfgdata", "sysprep=unattendCD"}) {
 		t.Errorf("--config-disk %v", got)
 	}
 	volumes := map[string]corev1.VolumeSource{}
@@ -40,6 +42,9 @@ func TestRenderConfigVolumes(t *testing.T) {
 	}
 	if cm := volumes["app-config"].ConfigMap; cm == nil || cm.Name != "app" {
 		t.Errorf("app-config volume %+v, want config map app", volumes["app-config"])
+	}
+	if cm := volumes["sysprep"].ConfigMap; cm == nil || cm.Name != "win-unattend" {
+		t.Errorf("sysprep volume %+v, want config map win-unattend", volumes["sysprep"])
 	}
 	if s := volumes["creds"].Secret; s == nil || s.SecretName != "db" {
 		t.Errorf("creds volume %+v, want secret db", volumes["creds"])

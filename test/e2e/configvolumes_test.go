@@ -30,8 +30,8 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
-// TestConfigVolumes gives the demo guest a config map, a secret, the downward API and a service
-// account as KubeVirt does: each an ISO disk with the volume's files, labelled with its
+// TestConfigVolumes gives the demo guest a config map, a secret, the downward API, a service
+// account and a sysprep answer file as KubeVirt does: each an ISO disk with the volume's files, labelled with its
 // volumeLabel (cfgdata by default). The kubelet mounts them into the launcher pod with the pod's
 // rights and the launcher builds the disks; the guest mounts them by label and reads them. An
 // SSH key access credential (noCloud) reaches the cloud-init meta-data.
@@ -42,6 +42,11 @@ func TestConfigVolumes(t *testing.T) {
 
 	if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"color": "blue"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "unattend"}, Data: map[string]string{"autounattend.xml": "<unattend>sysprep-7</unattend>"},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +78,9 @@ func TestConfigVolumes(t *testing.T) {
 				{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
 		{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{
 			ServiceAccountName: "default"}}},
+		// Windows setup's answer file, on the disk labelled unattendCD.
+		{Name: "sysprep", VolumeSource: kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{
+			ConfigMap: &corev1.LocalObjectReference{Name: "unattend"}}}},
 	} {
 		spec.Volumes = append(spec.Volumes, v)
 		spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, kubevirtv1.Disk{Name: v.Name,
@@ -112,15 +120,16 @@ func TestConfigVolumes(t *testing.T) {
 		f.dump()
 		t.Fatalf("no shell prompt on the console:\n%s", s.all())
 	}
-	s.send("for l in CMDATA SECDATA DWDATA cfgdata; do mkdir -p /mnt/$l; mount -r -t iso9660 $(findfs LABEL=$l) /mnt/$l; done; " +
+	s.send("for l in CMDATA SECDATA DWDATA cfgdata unattendCD; do mkdir -p /mnt/$l; mount -r -t iso9660 $(findfs LABEL=$l) /mnt/$l; done; " +
 		"echo cfg-$(cat /mnt/CMDATA/color)-$(cat /mnt/SECDATA/password)-$(grep -c 'team=\"config-volumes\"' /mnt/DWDATA/labels)-" +
-		"$(cat /mnt/cfgdata/namespace)-$(head -c 3 /mnt/cfgdata/token)-$(grep -c 'BEGIN CERTIFICATE' /mnt/cfgdata/ca.crt)-end")
-	want := "cfg-blue-s3cr3t-42-1-" + e.ns + "-eyJ-1-end"
+		"$(cat /mnt/cfgdata/namespace)-$(head -c 3 /mnt/cfgdata/token)-$(grep -c 'BEGIN CERTIFICATE' /mnt/cfgdata/ca.crt)-" +
+		"$(grep -o 'sysprep-7' /mnt/unattendCD/autounattend.xml)-end")
+	want := "cfg-blue-s3cr3t-42-1-" + e.ns + "-eyJ-1-sysprep-7-end"
 	if s.expect(regexp.MustCompile(regexp.QuoteMeta(want)), time.Minute, false) == nil {
 		f.dump()
 		t.Fatalf("the guest did not read %q from its config disks:\n%s", want, s.all())
 	}
-	t.Logf("the guest read its config map, secret, downward API and service account disks: %s", want)
+	t.Logf("the guest read its config map, secret, downward API, service account and sysprep disks: %s", want)
 	if strings.Contains(s.all(), "can't find") {
 		t.Errorf("a disk label was not found:\n%s", s.all())
 	}

@@ -49,6 +49,11 @@ func TestVolumeSource(t *testing.T) {
 		vol:  kubevirtv1.Volume{Name: "cm", VolumeSource: kubevirtv1.VolumeSource{ConfigMap: &kubevirtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
 		want: diskSource{path: "/disks/cm/config.iso", format: FormatRaw, readOnly: true},
 	}, {
+		name: "sysprep",
+		vol: kubevirtv1.Volume{Name: "sp", VolumeSource: kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{
+			ConfigMap: &corev1.LocalObjectReference{Name: "unattend"}}}},
+		want: diskSource{path: "/disks/sp/config.iso", format: FormatRaw, readOnly: true},
+	}, {
 		name: "service account",
 		vol:  kubevirtv1.Volume{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{ServiceAccountName: "default"}}},
 		want: diskSource{path: "/disks/sa/config.iso", format: FormatRaw, readOnly: true},

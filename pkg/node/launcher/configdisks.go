@@ -50,6 +50,9 @@ func createConfigDisks(volumesDir, disksDir string, disks ConfigDisks) error {
 	var errs []error
 	for name, label := range disks {
 		files, err := readConfigVolume(filepath.Join(volumesDir, name))
+		if err == nil && label == launcherpod.SysprepDiskLabel {
+			err = requireAutounattend(files)
+		}
 		if err == nil {
 			err = writeConfigDisk(filepath.Join(disksDir, name), label, files)
 		}
@@ -99,6 +102,19 @@ func readConfigVolume(dir string) ([]cloudinit.File, error) {
 		return nil
 	})
 	return files, err
+}
+
+// requireAutounattend refuses a sysprep volume without autounattend.xml (any case), as KubeVirt
+// does: Windows setup looks for that file.
+func requireAutounattend(files []cloudinit.File) error {
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		if strings.EqualFold(f.Path, "autounattend.xml") {
+			return nil
+		}
+		names = append(names, f.Path)
+	}
+	return fmt.Errorf("a sysprep volume must hold autounattend.xml; it holds %v", names)
 }
 
 // writeConfigDisk writes the ISO of files, labelled label, as dir/config.iso.

@@ -80,6 +80,17 @@ func TestCreateConfigDisks(t *testing.T) {
 		}
 	}
 
+	// A sysprep volume needs autounattend.xml (any case).
+	kubeletVolume(t, filepath.Join(volumes, "sysprep-ok"), map[string]string{"Autounattend.xml": "<unattend/>"})
+	kubeletVolume(t, filepath.Join(volumes, "sysprep-bad"), map[string]string{"unattend.txt": "x"})
+	if err := createConfigDisks(volumes, disks, ConfigDisks{"sysprep-ok": "unattendCD"}); err != nil {
+		t.Errorf("sysprep volume with Autounattend.xml: %v", err)
+	}
+	err = createConfigDisks(volumes, disks, ConfigDisks{"sysprep-bad": "unattendCD"})
+	if err == nil || !strings.Contains(err.Error(), "config volume sysprep-bad: a sysprep volume must hold autounattend.xml") {
+		t.Errorf("sysprep volume without autounattend.xml: %v", err)
+	}
+
 	// A volume that is not mounted fails the launcher, naming it.
 	err = createConfigDisks(volumes, disks, ConfigDisks{"missing": "cfgdata"})
 	if err == nil || !strings.Contains(err.Error(), "config volume missing") {

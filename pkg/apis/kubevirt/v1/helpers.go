@@ -21,7 +21,8 @@ func PodNetworkInterface(spec *VirtualMachineInstanceSpec) *Interface {
 }
 
 // IsConfigVolume reports whether the source is a config volume: a configMap, secret,
-// serviceAccount or downwardAPI volume, which reaches the guest as a disk built from its files.
+// serviceAccount, downwardAPI or sysprep volume, which reaches the guest as a disk built from
+// its files.
 func IsConfigVolume(s *VolumeSource) bool {
-	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil
+	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil || s.Sysprep != nil
 }

@@ -19,7 +19,7 @@ const maxVolumeLabel = 32
 var downwardAPIFieldPaths = []string{"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels", "metadata.annotations"}
 
 // validateConfigVolumes checks the config volumes (configMap, secret, serviceAccount,
-// downwardAPI), which become pod volumes of the launcher and ISO disks of the guest: what they
+// downwardAPI, sysprep), which become pod volumes of the launcher and ISO disks of the guest: what they
 // name, their labels, the downward API's files, and one service account at most (the pod has
 // one).
 func validateConfigVolumes(volumes []kubevirtv1.Volume, fldPath *field.Path) field.ErrorList {
@@ -53,6 +53,18 @@ func validateConfigVolumes(volumes []kubevirtv1.Volume, fldPath *field.Path) fie
 					fmt.Sprintf("only one serviceAccount volume is allowed (the launcher pod runs as one service account); %s already is one", fldPath.Index(serviceAccount))))
 			} else {
 				serviceAccount = i
+			}
+		case v.Sysprep != nil:
+			sPath := p.Child("sysprep")
+			switch sp := v.Sysprep; {
+			case sp.ConfigMap == nil && sp.Secret == nil:
+				errs = append(errs, field.Required(sPath, "one of configMap and secret must name the source of autounattend.xml"))
+			case sp.ConfigMap != nil && sp.Secret != nil:
+				errs = append(errs, field.Invalid(sPath, "configMap, secret", "exactly one of configMap and secret may be set"))
+			case sp.ConfigMap != nil && sp.ConfigMap.Name == "":
+				errs = append(errs, field.Required(sPath.Child("configMap", "name"), ""))
+			case sp.Secret != nil && sp.Secret.Name == "":
+				errs = append(errs, field.Required(sPath.Child("secret", "name"), ""))
 			}
 		case v.DownwardAPI != nil:
 			dPath := p.Child("downwardAPI")

@@ -52,6 +52,16 @@ func TestValidateConfigVolumes(t *testing.T) {
 		}, []string{"Invalid:spec.volumes[3].serviceAccount"}},
 		{"a service account name that is not one", addVolume("sa", sa("Not_Valid")),
 			[]string{"Invalid:spec.volumes[2].serviceAccount.serviceAccountName"}},
+		{"sysprep from a config map and from a secret", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			addVolume("sp1", kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{ConfigMap: &corev1.LocalObjectReference{Name: "unattend"}}})(s)
+			addVolume("sp2", kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{Secret: &corev1.LocalObjectReference{Name: "unattend"}}})(s)
+		}, nil},
+		{"sysprep from nothing, from both, from an unnamed config map", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			addVolume("sp1", kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{}})(s)
+			addVolume("sp2", kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{
+				ConfigMap: &corev1.LocalObjectReference{Name: "a"}, Secret: &corev1.LocalObjectReference{Name: "b"}}})(s)
+			addVolume("sp3", kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{ConfigMap: &corev1.LocalObjectReference{}}})(s)
+		}, []string{"Required:spec.volumes[2].sysprep", "Invalid:spec.volumes[3].sysprep", "Required:spec.volumes[4].sysprep.configMap.name"}},
 		{"bad downward API files", addVolume("dw", downward(
 			field("", "metadata.name"), field("../etc/passwd", "metadata.name"), field("spec", "spec.nodeName"),
 			corev1.DownwardAPIVolumeFile{Path: "none"}, field("dup", "metadata.uid"), field("dup", "metadata.uid"))),

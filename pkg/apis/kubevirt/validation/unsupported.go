@@ -109,7 +109,6 @@ var unsupportedDiskFields = []unsupported[disk]{
 var unsupportedVolumeFields = []unsupported[volume]{
 	{"dataVolume", "a CDI DataVolume volume (dataVolume)", func(v *volume) bool { return v.DataVolume != nil }},
 	{"downwardMetrics", "a downward metrics volume (downwardMetrics)", func(v *volume) bool { return v.DownwardMetrics != nil }},
-	{"sysprep", "a sysprep volume (sysprep)", func(v *volume) bool { return v.Sysprep != nil }},
 	{"memoryDump", "a memory dump volume (memoryDump)", func(v *volume) bool { return v.MemoryDump != nil }},
 	// A host disk would need a hostPath in the launcher pod: any user allowed to create VMs could read
 	// or write any file of the node. KubeVirt keeps it behind a feature gate that is off by default.

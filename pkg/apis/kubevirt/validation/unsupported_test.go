@@ -66,7 +66,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.volumes[*].dataVolume":      setVolume0(kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}),
 	"spec.volumes[*].downwardMetrics": setVolume0(kubevirtv1.VolumeSource{DownwardMetrics: &kubevirtv1.DownwardMetricsVolumeSource{}}),
 	"spec.volumes[*].hostDisk":        setVolume0(kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists}}),
-	"spec.volumes[*].sysprep":         setVolume0(kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{}}),
 	"spec.volumes[*].memoryDump": setVolume0(kubevirtv1.VolumeSource{MemoryDump: &kubevirtv1.MemoryDumpVolumeSource{
 		PersistentVolumeClaimVolumeSource: kubevirtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "dump"}}}}),
