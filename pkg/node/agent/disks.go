@@ -187,15 +187,25 @@ func (a *Agent) resolveCloudInit(ctx context.Context, ns string, src cloudInitSo
 	return out, nil
 }
 
+// secretData reads the data of a Secret in the VMI's namespace (cloud-init data, access
+// credentials), naming the secret when it cannot.
+func (a *Agent) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	s, err := a.cfg.GetSecret(ctx, namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", name, err)
+	}
+	return s.Data, nil
+}
+
 func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys ...string) ([]byte, error) {
 	switch {
 	case secret != "":
-		s, err := a.cfg.GetSecret(ctx, ns, secret)
+		data, err := a.secretData(ctx, ns, secret)
 		if err != nil {
-			return nil, fmt.Errorf("reading secret %s: %w", secret, err)
+			return nil, err
 		}
 		for _, k := range keys {
-			if d, ok := s.Data[k]; ok {
+			if d, ok := data[k]; ok {
 				return d, nil
 			}
 		}
@@ -228,19 +238,19 @@ func (a *Agent) publicKeys(ctx context.Context, vmi *kubevirtv1.VirtualMachineIn
 			continue
 		}
 		name := k.Source.Secret.SecretName
-		s, err := a.cfg.GetSecret(ctx, vmi.Namespace, name)
+		data, err := a.secretData(ctx, vmi.Namespace, name)
 		if err != nil {
-			return nil, fmt.Errorf("access credentials: reading secret %s: %w", name, err)
+			return nil, fmt.Errorf("access credentials: %w", err)
 		}
 		if keys == nil {
 			keys = map[string]string{}
 		}
-		for _, key := range slices.Sorted(maps.Keys(s.Data)) {
+		for _, key := range slices.Sorted(maps.Keys(data)) {
 			id := key
 			if _, taken := keys[id]; taken {
 				id = name + "-" + key
 			}
-			keys[id] = strings.TrimSpace(string(s.Data[key]))
+			keys[id] = strings.TrimSpace(string(data[key]))
 		}
 	}
 	return keys, nil

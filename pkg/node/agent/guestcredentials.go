@@ -32,24 +32,17 @@ type guestCredentials struct {
 // key); a password secret maps users to passwords. ok is false when there are none.
 func (a *Agent) readGuestCredentials(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (creds guestCredentials, ok bool, err error) {
 	creds = guestCredentials{keys: map[string][]string{}, passwords: map[string]string{}}
-	read := func(name string) (*corev1.Secret, error) {
-		s, err := a.cfg.GetSecret(ctx, vmi.Namespace, name)
-		if err != nil {
-			return nil, fmt.Errorf("reading secret %s: %w", name, err)
-		}
-		return s, nil
-	}
 	for _, c := range vmi.Spec.AccessCredentials {
 		switch {
 		case c.SSHPublicKey != nil && c.SSHPublicKey.PropagationMethod.QemuGuestAgent != nil && c.SSHPublicKey.Source.Secret != nil:
 			ok = true
-			s, err := read(c.SSHPublicKey.Source.Secret.SecretName)
+			data, err := a.secretData(ctx, vmi.Namespace, c.SSHPublicKey.Source.Secret.SecretName)
 			if err != nil {
 				return creds, ok, err
 			}
 			for _, user := range c.SSHPublicKey.PropagationMethod.QemuGuestAgent.Users {
-				for _, k := range slices.Sorted(maps.Keys(s.Data)) {
-					for _, line := range strings.Split(string(s.Data[k]), "\n") {
+				for _, k := range slices.Sorted(maps.Keys(data)) {
+					for _, line := range strings.Split(string(data[k]), "\n") {
 						if line = strings.TrimSpace(line); line != "" {
 							creds.keys[user] = append(creds.keys[user], line)
 						}
@@ -58,11 +51,11 @@ func (a *Agent) readGuestCredentials(ctx context.Context, vmi *kubevirtv1.Virtua
 			}
 		case c.UserPassword != nil && c.UserPassword.PropagationMethod.QemuGuestAgent != nil && c.UserPassword.Source.Secret != nil:
 			ok = true
-			s, err := read(c.UserPassword.Source.Secret.SecretName)
+			data, err := a.secretData(ctx, vmi.Namespace, c.UserPassword.Source.Secret.SecretName)
 			if err != nil {
 				return creds, ok, err
 			}
-			for user, pw := range s.Data {
+			for user, pw := range data {
 				creds.passwords[user] = string(pw)
 			}
 		}
