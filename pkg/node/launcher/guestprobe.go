@@ -47,15 +47,14 @@ func (p GuestProbe) Run(ctx context.Context, h Hypervisor) error {
 		return err
 	}
 	if len(p.Command) == 0 {
-		_, err := agentCall(ctx, h, domain, "guest-ping", nil)
-		return err
+		return agentCall(ctx, h, domain, "guest-ping", nil, nil)
 	}
 	var started struct {
 		PID int `json:"pid"`
 	}
-	if err := decodeReturn(agentCall(ctx, h, domain, "guest-exec", map[string]any{
+	if err := agentCall(ctx, h, domain, "guest-exec", map[string]any{
 		"path": p.Command[0], "arg": p.Command[1:], "capture-output": true,
-	}))(&started); err != nil {
+	}, &started); err != nil {
 		return err
 	}
 	stillRuns := fmt.Errorf("%s still runs in the guest after %s", strings.Join(p.Command, " "), p.Timeout)
@@ -70,7 +69,7 @@ func (p GuestProbe) Run(ctx context.Context, h Hypervisor) error {
 			Out      string `json:"out-data"`
 			Err      string `json:"err-data"`
 		}
-		if err := decodeReturn(agentCall(ctx, h, domain, "guest-exec-status", map[string]any{"pid": started.PID}))(&st); err != nil {
+		if err := agentCall(ctx, h, domain, "guest-exec-status", map[string]any{"pid": started.PID}, &st); err != nil {
 			if ctx.Err() != nil {
 				return stillRuns
 			}
@@ -106,44 +105,38 @@ func runningDomain(h Hypervisor) (string, error) {
 }
 
 // agentCall sends one guest agent command, bounded by what is left of ctx (at least a second:
-// libvirt counts its agent timeout in seconds).
-func agentCall(ctx context.Context, h Hypervisor, domain, command string, args map[string]any) (string, error) {
+// libvirt counts its agent timeout in seconds), and decodes the answer's "return" into ret
+// (nil: the answer is not read).
+func agentCall(ctx context.Context, h Hypervisor, domain, command string, args map[string]any, ret any) error {
 	req := map[string]any{"execute": command}
 	if args != nil {
 		req["arguments"] = args
 	}
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return "", err
+		return err
 	}
 	wait := time.Second
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) > wait {
 		wait = time.Until(deadline)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", command, err)
+		return fmt.Errorf("%s: %w", command, err)
 	}
-	out, err := h.AgentCommand(domain, string(raw), wait)
+	answer, err := h.AgentCommand(domain, string(raw), wait)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", command, err)
+		return fmt.Errorf("%s: %w", command, err)
 	}
-	return out, nil
-}
-
-// decodeReturn decodes the "return" member of an agent answer into v.
-func decodeReturn(answer string, err error) func(v any) error {
-	return func(v any) error {
-		if err != nil {
-			return err
-		}
-		var msg struct {
-			Return json.RawMessage `json:"return"`
-		}
-		if err := json.Unmarshal([]byte(answer), &msg); err != nil || len(msg.Return) == 0 {
-			return fmt.Errorf("the guest agent answered %q", answer)
-		}
-		return json.Unmarshal(msg.Return, v)
+	if ret == nil {
+		return nil
 	}
+	var msg struct {
+		Return json.RawMessage `json:"return"`
+	}
+	if err := json.Unmarshal([]byte(answer), &msg); err != nil || len(msg.Return) == 0 {
+		return fmt.Errorf("%s: the guest agent answered %q", command, answer)
+	}
+	return json.Unmarshal(msg.Return, ret)
 }
 
 // outputTail is the end of the command's output (base64 in the agent's answer) for the error.
