@@ -2,7 +2,8 @@
 # Builds the demo guest's kernel and initramfs from Debian packages into _output/images/guest:
 #   vmlinuz     Debian's bookworm kernel (linux-image-<abi>-amd64, fetched with apt-get download)
 #   initrd.img  a gzip'd cpio with Debian's static busybox, the few kernel modules a VM needs
-#               (virtio, AHCI/CD-ROM, ISO9660/FAT, ACPI power button) and the /init below
+#               (virtio, AHCI/CD-ROM, ISO9660/FAT/ext4, ACPI power button), Debian's QEMU guest agent
+#               (qemu-ga with the shared libraries it loads) and the /init below
 # build-demo-disk.sh turns them into a bootable disk; kernelBoot tests use them as they are.
 #
 #   hack/images/build-guest.sh          # cached: rebuilds only when this script or the packages change
@@ -11,8 +12,9 @@
 # configures eth0 by DHCP (udhcpc: address, router, MTU, name servers and search domains) when
 # present, runs a mini cloud-init (a disk labelled cidata
 # (NoCloud) or config-2 (ConfigDrive): sets the hostname from the meta-data and runs the user-data
-# when it starts with `#!`), powers off on the ACPI power button (busybox acpid), then keeps a
-# root shell on ttyS0 with the prompt `demo:~# `.
+# when it starts with `#!`), powers off on the ACPI power button (busybox acpid), starts the guest
+# agent when the VM has its channel (org.qemu.guest_agent.0, which NativeVirt always adds), then
+# keeps a root shell on ttyS0 with the prompt `demo:~# `.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 
@@ -20,8 +22,11 @@ out=$NV_ROOT/_output/images/guest
 cache=$out/cache
 busybox=/bin/busybox
 # Modules the initramfs carries (their dependencies come along, from modules.dep).
+# The guest agent's Debian packages: qemu-ga's shared libraries come from these (resolved below
+# with the packaged dynamic loader, so a missing one fails the build).
+agent_pkgs=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2)
 modules=(virtio_pci virtio_blk virtio_net virtio_scsi virtio_console e1000 sd_mod sr_mod ahci
-	isofs vfat nls_cp437 nls_ascii nls_iso8859-1 nls_utf8 button evdev)
+	isofs vfat ext4 crc32c_generic nls_cp437 nls_ascii nls_iso8859-1 nls_utf8 button evdev)
 
 need=()
 for cmd in apt-get dpkg-deb cpio gzip; do
@@ -45,17 +50,23 @@ if [[ -f $out/stamp && $(cat "$out/stamp") == "$stamp" && -f $out/vmlinuz && -f 
 fi
 
 mkdir -p "$cache"
-deb=$(ls "$cache/${kpkg}_"*.deb 2>/dev/null | head -1 || true)
-if [[ -z $deb ]]; then
-	nv_log "guest: apt-get download $kpkg"
-	# _apt cannot write to every directory: download in a world-writable scratch dir.
-	dl=$(mktemp -d)
-	chmod 0777 "$dl"
-	(cd "$dl" && apt-get -q download "$kpkg" >/dev/null 2>&1) || { rm -rf "$dl"; nv_die "apt-get download $kpkg failed"; }
-	mv "$dl"/*.deb "$cache/"
-	rm -rf "$dl"
-	deb=$(ls "$cache/${kpkg}_"*.deb | head -1)
-fi
+# fetch PKG: the cached .deb of PKG, downloaded with apt-get the first time.
+fetch() {
+	local pkg=$1 deb dl
+	deb=$(ls "$cache/${pkg}_"*.deb 2>/dev/null | head -1 || true)
+	if [[ -z $deb ]]; then
+		nv_log "guest: apt-get download $pkg" >&2
+		# _apt cannot write to every directory: download in a world-writable scratch dir.
+		dl=$(mktemp -d)
+		chmod 0777 "$dl"
+		(cd "$dl" && apt-get -q download "$pkg" >/dev/null 2>&1) || { rm -rf "$dl"; nv_die "apt-get download $pkg failed"; }
+		mv "$dl"/*.deb "$cache/"
+		rm -rf "$dl"
+		deb=$(ls "$cache/${pkg}_"*.deb | head -1)
+	fi
+	echo "$deb"
+}
+deb=$(fetch "$kpkg")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -89,8 +100,53 @@ cp "$kdir"/modules.builtin "$kdir"/modules.order "$root/lib/modules/$kabi/"
 "$busybox" depmod -b "$root" "$kabi"
 printf '%s\n' "${modules[@]}" >"$root/etc/modules"
 
+# The guest agent: qemu-ga and every shared library it loads, resolved by the packaged dynamic
+# loader itself (the build host is the same architecture), placed where that loader looks.
+ga=$work/ga
+mkdir -p "$ga"
+for p in "${agent_pkgs[@]}"; do
+	dpkg-deb -x "$(fetch "$p")" "$ga"
+done
+libdir=lib/x86_64-linux-gnu
+ldso=$ga/$libdir/ld-linux-x86-64.so.2
+[[ -x $ldso && -x $ga/usr/sbin/qemu-ga ]] || nv_die "guest: qemu-ga or its dynamic loader missing from ${agent_pkgs[*]}"
+mkdir -p "$root/$libdir" "$root/lib64"
+cp "$ga/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
+cp "$ldso" "$root/$libdir/"
+ln -s "/$libdir/ld-linux-x86-64.so.2" "$root/lib64/ld-linux-x86-64.so.2"
+libs=$("$ldso" --library-path "$ga/$libdir:$ga/usr/$libdir" --list "$ga/usr/sbin/qemu-ga") || nv_die "guest: cannot resolve qemu-ga's libraries"
+[[ $libs != *"not found"* ]] || nv_die "guest: qemu-ga needs a library none of ${agent_pkgs[*]} has: $libs"
+for lib in $(awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$libs"); do
+	cp "$(readlink -f "$lib")" "$root/$libdir/$(basename "$lib")"
+done
+# glibc's name service (the agent's getpwnam for SSH keys) reads only files here.
+printf 'passwd: files\ngroup: files\nshadow: files\n' >"$root/etc/nsswitch.conf"
+cat >"$root/etc/os-release" <<'EOF'
+NAME="NativeVirt demo guest"
+ID=nativevirt-demo
+PRETTY_NAME="NativeVirt demo guest (busybox)"
+VERSION_ID=1
+VERSION="1"
+EOF
+
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\n' >"$root/etc/group"
+printf 'root:*:19000:0:99999:7:::\n' >"$root/etc/shadow"
+chmod 0600 "$root/etc/shadow"
+# The guest agent sets passwords with chpasswd (user:password lines on stdin, -e: already
+# crypted), which busybox-static lacks: this one hashes with busybox's mkpasswd (SHA-512).
+cat >"$root/usr/sbin/chpasswd" <<'EOF'
+#!/bin/sh
+crypted=0
+[ "$1" = -e ] && crypted=1
+while IFS=: read -r user pass; do
+	grep -q "^$user:" /etc/passwd || { echo "chpasswd: unknown user $user" >&2; exit 1; }
+	[ $crypted = 1 ] || pass=$(mkpasswd -m sha512 "$pass") || exit 1
+	awk -F: -v OFS=: -v u="$user" -v p="$pass" '$1 == u {$2 = p} {print}' /etc/shadow >/etc/shadow.new &&
+		chmod 0600 /etc/shadow.new && mv /etc/shadow.new /etc/shadow || exit 1
+done
+EOF
+chmod 0755 "$root/usr/sbin/chpasswd"
 printf 'export PS1='\''demo:~# '\''\nexport PATH=/sbin:/bin:/usr/sbin:/usr/bin\nexport HOME=/root\n' >"$root/etc/profile"
 
 # busybox acpid runs /etc/acpi/PWRF/00000080 on the power button ("virsh shutdown", ACPI).
@@ -181,6 +237,14 @@ cloudinit() {
 i=0
 until cloudinit || [ $i -ge 5 ]; do
 	sleep 0.2; i=$((i + 1))
+done
+
+# The QEMU guest agent on its virtio-serial port (the device node of the port so named).
+for p in /sys/class/virtio-ports/*; do
+	[ "$(cat "$p/name" 2>/dev/null)" = org.qemu.guest_agent.0 ] || continue
+	mkdir -p /run/qemu-ga
+	qemu-ga -d -m virtio-serial -p "/dev/${p##*/}" -t /run/qemu-ga -f /run/qemu-ga.pid -l /run/qemu-ga.log
+	echo "NativeVirt demo guest: guest agent started" >/dev/ttyS0
 done
 
 cd /root

@@ -90,11 +90,6 @@ func TestConfigVolumes(t *testing.T) {
 		Source: kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "ssh-keys"}},
 		PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
 			NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}},
-	}}, {UserPassword: &kubevirtv1.UserPasswordAccessCredential{
-		// Set by the guest agent, which the demo guest does not run: the condition says so.
-		Source: kubevirtv1.UserPasswordAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "db"}},
-		PropagationMethod: kubevirtv1.UserPasswordAccessCredentialPropagationMethod{
-			QemuGuestAgent: &kubevirtv1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}},
 	}}}
 	vmi := &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmi-cfg", Namespace: e.ns,
 		Labels: map[string]string{"team": "config-volumes"}}, Spec: spec}
@@ -141,22 +136,6 @@ func TestConfigVolumes(t *testing.T) {
 		t.Fatalf("the NoCloud meta-data does not hold the SSH key of the access credential (%s):\n%s", out, s.all())
 	}
 	t.Log("the NoCloud meta-data holds the access credential's SSH key under public-keys")
-
-	// The password credential went to libvirt, which found no guest agent to set it (the node
-	// agent tries at its resync, 30 s after the start).
-	f.waitFor("AccessCredentialsSynchronized=False on vmi-cfg", controllerTimeout, func() (bool, error) {
-		v, err := f.vmi(vmi.Name)
-		if err != nil {
-			return false, err
-		}
-		for _, c := range v.Status.Conditions {
-			if c.Type == kubevirtv1.VirtualMachineInstanceAccessCredentialsSynchronized {
-				t.Logf("AccessCredentialsSynchronized %s %s: %s", c.Status, c.Reason, c.Message)
-				return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "guest agent not connected"), nil
-			}
-		}
-		return false, fmt.Errorf("no AccessCredentialsSynchronized condition")
-	})
 
 	// kubectl describe vmi: the node agent's events, KubeVirt's.
 	f.waitFor("the node agent's events on vmi-cfg and vmi-nokeys", controllerTimeout, func() (bool, error) {

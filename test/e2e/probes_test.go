@@ -46,8 +46,9 @@ const (
 //     the test starts and stops in the guest: the instance's Ready condition and its endpoint in
 //     a Service go with it. Its liveness probe (tcpSocket 8080, served from boot) keeps passing.
 //   - vmi-live: a liveness probe on a port nothing listens on: the kubelet stops the launcher
-//     and the instance fails. Its guestAgentPing readiness probe asks the guest's agent through
-//     libvirt, and learns that the demo guest runs none.
+//     and the instance fails. Its exec readiness probe runs a command that fails in the guest
+//     (through its guest agent), and the pod's event says how. (TestGuestAgent passes both
+//     kinds of guest agent probes.)
 func TestProbes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-probes")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -63,10 +64,14 @@ func TestProbes(t *testing.T) {
 	ready.LivenessProbe = &kubevirtv1.Probe{InitialDelaySeconds: 30, PeriodSeconds: 5, FailureThreshold: 30, Handler: kubevirtv1.Handler{
 		TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
 	live := spec.DeepCopy()
-	live.LivenessProbe = &kubevirtv1.Probe{InitialDelaySeconds: 5, PeriodSeconds: 1, FailureThreshold: 3, Handler: kubevirtv1.Handler{
+	// The failing liveness probe starts late enough for the readiness probe to run a command in
+	// the booted guest (its guest agent starts a few seconds after the domain).
+	live.LivenessProbe = &kubevirtv1.Probe{InitialDelaySeconds: 30, PeriodSeconds: 1, FailureThreshold: 3, Handler: kubevirtv1.Handler{
 		TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8083)}}}
-	// The demo guest runs no guest agent: the ping reaches libvirt, which says so.
-	live.ReadinessProbe = &kubevirtv1.Probe{PeriodSeconds: 1, Handler: kubevirtv1.Handler{GuestAgentPing: &kubevirtv1.GuestAgentPing{}}}
+	// Every 5 s: the kubelet records at most 25 events of a pod in a burst, and a probe failing
+	// every second until the liveness probe fails would use them all up.
+	live.ReadinessProbe = &kubevirtv1.Probe{PeriodSeconds: 5, TimeoutSeconds: 5, Handler: kubevirtv1.Handler{
+		Exec: &corev1.ExecAction{Command: []string{"cat", "/run/no-such-file"}}}}
 	for _, v := range []*kubevirtv1.VirtualMachineInstance{
 		{ObjectMeta: metav1.ObjectMeta{Name: "vmi-ready", Namespace: e.ns, Labels: map[string]string{"app": probeService}}, Spec: *ready},
 		{ObjectMeta: metav1.ObjectMeta{Name: "vmi-live", Namespace: e.ns}, Spec: *live},
@@ -147,7 +152,7 @@ func TestProbes(t *testing.T) {
 		switch {
 		case regexp.MustCompile(`^Liveness probe failed`).MatchString(ev.Message):
 			liveness = ev.Message
-		case regexp.MustCompile(`^Readiness probe failed: guest-ping: .*guest agent is not connected`).MatchString(ev.Message):
+		case regexp.MustCompile(`^Readiness probe failed: .*exit.*1.*No such file`).MatchString(ev.Message):
 			ping = ev.Message
 		}
 	}
@@ -156,15 +161,15 @@ func TestProbes(t *testing.T) {
 	} else {
 		t.Logf("vmi-live failed; its launcher pod's event: %s", liveness)
 	}
-	// The guestAgentPing readiness probe ran in the launcher container and asked the running
-	// guest's agent through libvirt.
+	// The exec readiness probe ran in the launcher container, which had the guest agent run the
+	// command in the guest: its status and error output are in the event.
 	if ping == "" {
 		for _, ev := range events.Items {
 			t.Logf("event %s: %s", ev.InvolvedObject.Name, ev.Message)
 		}
-		t.Errorf("no Unhealthy event of vmi-live's guest agent ping saying that no guest agent is connected")
+		t.Errorf("no Unhealthy event of vmi-live's exec readiness probe with the command's exit status and error")
 	} else {
-		t.Logf("vmi-live's guest agent ping: %s", ping)
+		t.Logf("vmi-live's exec readiness probe: %s", ping)
 	}
 
 	// All along, vmi-ready's liveness probe passed: it still runs in the same pod.
