@@ -26,6 +26,10 @@ const (
 	Subprotocol = "plain.kubevirt.io"
 )
 
+// UnfreezeTimeoutParam is the query parameter of a freeze at the node agent: a Go duration
+// (time.ParseDuration) after which the guest is thawed again; "0s" never.
+const UnfreezeTimeoutParam = "unfreezeTimeout"
+
 // Action is one thing the node agent does for a VMI.
 type Action string
 
@@ -40,6 +44,11 @@ const (
 	ActionUnpause Action = "unpause"
 	// ActionSoftReboot asks the guest to reboot (PUT).
 	ActionSoftReboot Action = "softreboot"
+	// ActionFreeze freezes the guest's file systems through its guest agent (PUT); the query
+	// parameter UnfreezeTimeoutParam says when the node agent thaws them by itself.
+	ActionFreeze Action = "freeze"
+	// ActionUnfreeze thaws them (PUT).
+	ActionUnfreeze Action = "unfreeze"
 	// ActionPortForward streams a connection to a port of the guest (GET, WebSocket); its path
 	// ends in the port and the protocol (ForwardedPort).
 	ActionPortForward Action = "portforward"
@@ -56,7 +65,7 @@ const (
 
 // Actions lists every action, streams first.
 var Actions = []Action{ActionConsole, ActionVNC, ActionPortForward, ActionPause, ActionUnpause, ActionSoftReboot,
-	ActionGuestOSInfo, ActionUserList, ActionFileSystemList, ActionScreenshot}
+	ActionFreeze, ActionUnfreeze, ActionGuestOSInfo, ActionUserList, ActionFileSystemList, ActionScreenshot}
 
 // IsStream reports whether the action is a WebSocket stream rather than a
 // one-shot request.

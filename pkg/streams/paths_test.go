@@ -67,6 +67,7 @@ func TestActionMethod(t *testing.T) {
 		ActionGuestOSInfo: http.MethodGet, ActionUserList: http.MethodGet, ActionFileSystemList: http.MethodGet,
 		ActionScreenshot: http.MethodGet,
 		ActionPause:      http.MethodPut, ActionUnpause: http.MethodPut, ActionSoftReboot: http.MethodPut,
+		ActionFreeze: http.MethodPut, ActionUnfreeze: http.MethodPut,
 	}
 	got := map[Action]string{}
 	for _, a := range Actions {

@@ -28,6 +28,8 @@ func TestActionDiscovery(t *testing.T) {
 		"virtualmachineinstances/pause":          "update",
 		"virtualmachineinstances/unpause":        "update",
 		"virtualmachineinstances/softreboot":     "update",
+		"virtualmachineinstances/freeze":         "update",
+		"virtualmachineinstances/unfreeze":       "update",
 		"virtualmachineinstances/console":        "get",
 		"virtualmachineinstances/vnc":            "get",
 		"virtualmachineinstances/guestosinfo":    "get",

@@ -98,6 +98,9 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 	if target.Action.TakesPort() {
 		what += fmt.Sprintf("/%d/%s", target.Forward.Port, target.Forward.Protocol)
 	}
+	if r.URL.RawQuery != "" {
+		what += "?" + r.URL.RawQuery
+	}
 	a.requests = append(a.requests, r.Method+" "+what+" "+match)
 	a.mu.Unlock()
 	switch {
@@ -246,6 +249,14 @@ func TestVMIStreamsThroughNodeAgent(t *testing.T) {
 				{name: "running", action: "pause", wantCode: 200},
 				{name: "running", action: "pause", body: `{"dryRun":["All"]}`, wantCode: 200},
 				{name: "running", action: "softreboot", wantCode: 200},
+				{name: "running", action: "freeze", body: `{"unfreezeTimeout":"5m"}`, wantCode: 200},
+				{name: "running", action: "freeze", body: `{"unfreezeTimeout":"0s","dryRun":["All"]}`, wantCode: 200},
+				{name: "running", action: "freeze", wantCode: 400, wantMsg: "unfreezeTimeout"},
+				{name: "running", action: "freeze", body: `{"unfreezeTimeout":"-1m"}`, wantCode: 400, wantMsg: "must not be negative"},
+				{name: "running", action: "freeze", body: `{"unfreezeTimeout":"soon"}`, wantCode: 400},
+				{name: "running", action: "unfreeze", wantCode: 200},
+				{name: "paused", action: "freeze", body: `{"unfreezeTimeout":"5m"}`, wantCode: 409, wantMsg: "VMI is paused"},
+				{name: "scheduled", action: "unfreeze", wantCode: 409, wantMsg: "VMI is not running"},
 				{name: "running", action: "unpause", wantCode: 409, wantMsg: "VMI is not paused"},
 				{name: "paused", action: "unpause", body: "{}", wantCode: 200},
 				{name: "paused", action: "pause", wantCode: 409, wantMsg: "VMI is already paused"},
@@ -285,7 +296,8 @@ func TestVMIStreamsThroughNodeAgent(t *testing.T) {
 	}
 	want := []string{}
 	for range pathVariants {
-		want = append(want, "PUT default/running/pause uid-ok", "PUT default/running/softreboot uid-ok")
+		want = append(want, "PUT default/running/pause uid-ok", "PUT default/running/softreboot uid-ok",
+			"PUT default/running/freeze?unfreezeTimeout=5m0s uid-ok", "PUT default/running/unfreeze uid-ok")
 	}
 	if diff := cmp.Diff(want, pauses); diff != "" {
 		t.Errorf("actions at the agent (-want +got):\n%s", diff)

@@ -66,8 +66,8 @@ func (a *Agent) runningTarget(namespace, name string, uid types.UID) (*launcher,
 	return l, nil
 }
 
-// command runs do on the VMI's domain when allowed says the state permits it.
-func (a *Agent) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(virt.Conn, string) error) error {
+// command runs do on the VMI's launcher when allowed says the domain's state permits it.
+func (a *Agent) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(*launcher) error) error {
 	_, l, info, err := a.target(namespace, name, uid)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (a *Agent) command(ctx context.Context, what, namespace, name string, uid t
 	if err := allowed(info); err != nil {
 		return fmt.Errorf("%w: %w", err, streamserver.ErrConflict)
 	}
-	if err := do(l.conn, l.domain); err != nil {
+	if err := do(l); err != nil {
 		return fmt.Errorf("%s VMI %s/%s: %w", what, namespace, name, err)
 	}
 	klog.FromContext(ctx).Info("Command done", "command", what, "vmi", klog.KRef(namespace, name))
@@ -100,7 +100,12 @@ func (a *Agent) Pause(ctx context.Context, namespace, name string, uid types.UID
 			return errors.New("VMI is already paused")
 		}
 		return runningNotPaused(info)
-	}, virt.Conn.Pause)
+	}, onDomain(virt.Conn.Pause))
+}
+
+// onDomain makes a command of a libvirt call on the launcher's domain.
+func onDomain(call func(virt.Conn, string) error) func(*launcher) error {
+	return func(l *launcher) error { return call(l.conn, l.domain) }
 }
 
 // Unpause implements streamserver.Backend.
@@ -110,12 +115,12 @@ func (a *Agent) Unpause(ctx context.Context, namespace, name string, uid types.U
 			return errors.New("VMI is not paused")
 		}
 		return nil
-	}, virt.Conn.Resume)
+	}, onDomain(virt.Conn.Resume))
 }
 
 // SoftReboot implements streamserver.Backend.
 func (a *Agent) SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error {
-	return a.command(ctx, "softreboot", namespace, name, uid, runningNotPaused, virt.Conn.Reboot)
+	return a.command(ctx, "softreboot", namespace, name, uid, runningNotPaused, onDomain(virt.Conn.Reboot))
 }
 
 // Console implements streamserver.Backend: a session on the VMI's shared console.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,9 +43,15 @@ type launcher struct {
 	// credentialsDigest identifies the access credentials last written into the guest by its
 	// agent (sync workers only).
 	credentialsDigest string
+	// agentChanged is set when the guest agent connected or disconnected: the next status asks
+	// it again without waiting for the resync.
+	agentChanged atomic.Bool
+	// freeze is the guest's file system freeze.
+	freeze fsFreeze
 }
 
 func (l *launcher) close() {
+	l.freeze.stopThaw()
 	l.hub.Close()
 	l.stop()
 	_ = l.conn.Close()
@@ -108,6 +115,9 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		if ev.Closed {
 			// Not on libvirt's event loop: closing the connection there deadlocks.
 			go a.dropLauncher(l)
+		}
+		if ev.GuestAgent {
+			l.agentChanged.Store(true)
 		}
 		a.queue.Add(key)
 	})

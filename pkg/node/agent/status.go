@@ -53,25 +53,19 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	setPhase(&st, kubevirtv1.Running, now)
 	st.Interfaces = interfaceStatus(vmi, pod)
 	paused := info.State == virt.StatePaused
-	// Asking the guest agent can take seconds: at most once per resync, and
-	// never while the vCPUs (and so the agent) are paused.
-	if !paused && now.Sub(l.guestOSAt) >= resync {
+	// Asking the guest agent can take seconds: at most once per resync or when it has just
+	// (dis)connected, and never while the vCPUs (and so the agent) are paused. A frozen guest's
+	// agent answers nothing but its freeze status.
+	if !paused && (l.agentChanged.Swap(false) || now.Sub(l.guestOSAt) >= resync) {
 		l.guestOSAt = now
-		// The answer also tells whether a guest agent is connected (KubeVirt's AgentConnected
-		// condition, which virtctl and UIs show).
-		switch os, err := l.conn.GuestOS(l.domain); {
-		case err == nil:
-			st.GuestOSInfo = guestOSInfo(os)
+		if err := a.refreshFreeze(ctx, l); err == nil && l.freeze.status() != "" {
+			// It answered: connected.
 			setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", ""), now)
-		case errors.Is(err, virt.ErrNoGuestAgent):
-			removeCondition(&st, kubevirtv1.VirtualMachineInstanceAgentConnected)
-		default:
-			klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
-		}
-		if c := a.syncGuestCredentials(ctx, vmi, l); c != nil {
-			setCondition(&st, *c, now)
+		} else {
+			a.guestAgentStatus(ctx, vmi, l, &st, now)
 		}
 	}
+	st.FSFreezeStatus = l.freeze.status()
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		switch info.Reason {
@@ -88,6 +82,24 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	}
 	setCondition(&st, liveMigratable(vmi, l.sharedVolumes), now)
 	return st
+}
+
+// guestAgentStatus is what the guest agent adds to the status: the guest's OS, whether an
+// agent is connected (KubeVirt's AgentConnected condition, which virtctl and UIs show), and the
+// access credentials it wrote.
+func (a *Agent) guestAgentStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus, now time.Time) {
+	switch os, err := l.conn.GuestOS(l.domain); {
+	case err == nil:
+		st.GuestOSInfo = guestOSInfo(os)
+		setCondition(st, cond(kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", ""), now)
+	case errors.Is(err, virt.ErrNoGuestAgent):
+		removeCondition(st, kubevirtv1.VirtualMachineInstanceAgentConnected)
+	default:
+		klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
+	}
+	if c := a.syncGuestCredentials(ctx, vmi, l); c != nil {
+		setCondition(st, *c, now)
+	}
 }
 
 // readyCondition is the Ready condition of a running, unpaused guest. With a readiness probe,
@@ -119,6 +131,7 @@ func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.Virtua
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceIsMigratable)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceAgentConnected)
 	removeCondition(&st, kubevirtv1.VirtualMachineInstanceAccessCredentialsSynchronized)
+	st.FSFreezeStatus = ""
 	setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceReady, corev1.ConditionFalse, kubevirtv1.GuestNotRunningReason, "the guest is not running"), now)
 	return st
 }

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,6 +53,10 @@ type Backend interface {
 	Unpause(ctx context.Context, namespace, name string, uid types.UID) error
 	// SoftReboot asks the guest to reboot.
 	SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error
+	// Freeze freezes the guest's file systems and thaws them after unfreezeTimeout (0: never).
+	Freeze(ctx context.Context, namespace, name string, uid types.UID, unfreezeTimeout time.Duration) error
+	// Unfreeze thaws them.
+	Unfreeze(ctx context.Context, namespace, name string, uid types.UID) error
 	// Console attaches a session to the VMI's shared serial console.
 	Console(ctx context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error)
 	// VNC opens a new connection to the VMI's VNC socket.
@@ -113,10 +118,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	logger := klog.FromContext(ctx).WithValues("vmi", klog.KRef(t.Namespace, t.Name), "action", t.Action)
 	switch t.Action {
-	case streams.ActionPause, streams.ActionUnpause, streams.ActionSoftReboot:
+	case streams.ActionPause, streams.ActionUnpause, streams.ActionSoftReboot, streams.ActionFreeze, streams.ActionUnfreeze:
 		do := map[streams.Action]func(context.Context, string, string, types.UID) error{
 			streams.ActionPause: h.b.Pause, streams.ActionUnpause: h.b.Unpause, streams.ActionSoftReboot: h.b.SoftReboot,
+			streams.ActionUnfreeze: h.b.Unfreeze,
 		}[t.Action]
+		if t.Action == streams.ActionFreeze {
+			timeout, err := time.ParseDuration(r.URL.Query().Get(streams.UnfreezeTimeoutParam))
+			if err != nil || timeout < 0 {
+				http.Error(w, fmt.Sprintf("freeze needs the query parameter %s, a duration of at least 0s", streams.UnfreezeTimeoutParam), http.StatusBadRequest)
+				return
+			}
+			do = func(ctx context.Context, namespace, name string, uid types.UID) error {
+				return h.b.Freeze(ctx, namespace, name, uid, timeout)
+			}
+		}
 		if err := do(ctx, t.Namespace, t.Name, uid); err != nil {
 			writeStatus(w, err)
 			return

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,8 +31,10 @@ const vmiUID = types.UID("uid-1")
 type backend struct {
 	mu    sync.Mutex
 	calls []string
-	hub   *console.Hub
-	guest chan net.Conn
+	// unfreezeTimeout is the last freeze's.
+	unfreezeTimeout time.Duration
+	hub             *console.Hub
+	guest           chan net.Conn
 }
 
 func newBackend() *backend {
@@ -71,6 +74,15 @@ func (b *backend) Unpause(_ context.Context, ns, name string, uid types.UID) err
 }
 func (b *backend) SoftReboot(_ context.Context, ns, name string, uid types.UID) error {
 	return b.check("softreboot", ns, name, uid)
+}
+func (b *backend) Freeze(_ context.Context, ns, name string, uid types.UID, unfreezeTimeout time.Duration) error {
+	b.mu.Lock()
+	b.unfreezeTimeout = unfreezeTimeout
+	b.mu.Unlock()
+	return b.check("freeze", ns, name, uid)
+}
+func (b *backend) Unfreeze(_ context.Context, ns, name string, uid types.UID) error {
+	return b.check("unfreeze", ns, name, uid)
 }
 func (b *backend) Console(_ context.Context, ns, name string, uid types.UID) (io.ReadWriteCloser, error) {
 	if err := b.check("console", ns, name, uid); err != nil {
@@ -188,7 +200,17 @@ func (w world) endpoint() string { return w.srv.Listener.Addr().String() }
 
 func (w world) put(t *testing.T, cfg *tls.Config, ns, name string, a streams.Action, uid types.UID) (int, error) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, streams.Target{Namespace: ns, Name: name, Action: a}.URL(w.endpoint()), nil)
+	return w.putQuery(t, cfg, ns, name, a, uid, "")
+}
+
+// putQuery is put with a query string.
+func (w world) putQuery(t *testing.T, cfg *tls.Config, ns, name string, a streams.Action, uid types.UID, query string) (int, error) {
+	t.Helper()
+	u := streams.Target{Namespace: ns, Name: name, Action: a}.URL(w.endpoint())
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequest(http.MethodPut, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +253,40 @@ func TestCommands(t *testing.T) {
 				t.Errorf("status = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFreeze: a freeze carries its unfreeze timeout to the backend; without one, or with a
+// negative one, it is refused.
+func TestFreeze(t *testing.T) {
+	b := newBackend()
+	w := start(t, b)
+	for _, tt := range []struct {
+		action streams.Action
+		query  string
+		want   int
+	}{
+		{streams.ActionFreeze, "unfreezeTimeout=1m30s", http.StatusOK},
+		{streams.ActionFreeze, "", http.StatusBadRequest},
+		{streams.ActionFreeze, "unfreezeTimeout=-1s", http.StatusBadRequest},
+		{streams.ActionFreeze, "unfreezeTimeout=soon", http.StatusBadRequest},
+		{streams.ActionUnfreeze, "", http.StatusOK},
+	} {
+		got, err := w.putQuery(t, w.client, "default", "vm", tt.action, vmiUID, tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%s?%s: status %d, want %d", tt.action, tt.query, got, tt.want)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if want := []string{"freeze", "unfreeze"}; !slices.Equal(b.calls, want) {
+		t.Errorf("backend calls %v, want %v: a refused freeze must not reach it", b.calls, want)
+	}
+	if b.unfreezeTimeout != 90*time.Second {
+		t.Errorf("the backend's unfreeze timeout is %s, want 1m30s", b.unfreezeTimeout)
 	}
 }
 

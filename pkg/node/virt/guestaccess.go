@@ -1,6 +1,7 @@
 package virt
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -15,7 +16,20 @@ type GuestAccess interface {
 	SetAuthorizedKeys(name, user string, keys []string) error
 	// SetUserPassword sets the password of user in the guest.
 	SetUserPassword(name, user, password string) error
+	// FreezeFileSystems freezes the guest's file systems (guest-fsfreeze-freeze);
+	// ThawFileSystems thaws them (guest-fsfreeze-thaw).
+	FreezeFileSystems(name string) error
+	ThawFileSystems(name string) error
+	// FileSystemFreezeStatus is the agent's answer to guest-fsfreeze-status: FSFrozen or
+	// FSThawed.
+	FileSystemFreezeStatus(name string) (string, error)
 }
+
+// The guest agent's freeze states (guest-fsfreeze-status).
+const (
+	FSFrozen = "frozen"
+	FSThawed = "thawed"
+)
 
 // SetAuthorizedKeys implements GuestAccess.
 func (c *libvirtConn) SetAuthorizedKeys(name, user string, keys []string) error {
@@ -29,6 +43,46 @@ func (c *libvirtConn) SetUserPassword(name, user, password string) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		return agentError(name, "setting the password of "+user+" in", d.SetUserPassword(user, password, 0))
 	})
+}
+
+// FreezeFileSystems implements GuestAccess.
+func (c *libvirtConn) FreezeFileSystems(name string) error {
+	return c.withDomain(name, func(d *libvirt.Domain) error {
+		return agentError(name, "freezing the file systems of", d.FSFreeze(nil, 0))
+	})
+}
+
+// ThawFileSystems implements GuestAccess.
+func (c *libvirtConn) ThawFileSystems(name string) error {
+	return c.withDomain(name, func(d *libvirt.Domain) error {
+		return agentError(name, "thawing the file systems of", d.FSThaw(nil, 0))
+	})
+}
+
+// FileSystemFreezeStatus implements GuestAccess.
+func (c *libvirtConn) FileSystemFreezeStatus(name string) (string, error) {
+	var status string
+	err := c.withDomain(name, func(d *libvirt.Domain) error {
+		var err error
+		status, err = fsFreezeStatus(d)
+		return agentError(name, "asking the freeze status of", err)
+	})
+	return status, err
+}
+
+// fsFreezeStatus asks the guest agent of d directly (libvirt has no call for it).
+func fsFreezeStatus(d *libvirt.Domain) (string, error) {
+	out, err := d.QemuAgentCommand(`{"execute":"guest-fsfreeze-status"}`, agentTimeout, 0)
+	if err != nil {
+		return "", err
+	}
+	var answer struct {
+		Return string `json:"return"`
+	}
+	if err := json.Unmarshal([]byte(out), &answer); err != nil {
+		return "", fmt.Errorf("the guest agent's answer to guest-fsfreeze-status: %w", err)
+	}
+	return answer.Return, nil
 }
 
 // agentError maps libvirt's answers for a guest without a (responsive) agent to ErrNoGuestAgent.

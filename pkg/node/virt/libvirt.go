@@ -246,13 +246,8 @@ func agentSelfReport(d *libvirt.Domain, info *GuestInfo) {
 			}
 		}
 	}
-	if out, err := d.QemuAgentCommand(`{"execute":"guest-fsfreeze-status"}`, agentTimeout, 0); err == nil {
-		var answer struct {
-			Return string `json:"return"`
-		}
-		if json.Unmarshal([]byte(out), &answer) == nil {
-			info.FSFreezeStatus = answer.Return
-		}
+	if status, err := fsFreezeStatus(d); err == nil {
+		info.FSFreezeStatus = status
 	}
 }
 
@@ -273,28 +268,38 @@ func guestOS(os *libvirt.DomainGuestInfoOS) GuestOS {
 	}
 }
 
-// Watch implements Inspector: domain lifecycle events and the connection's
-// close callback both reach fn.
+// Watch implements Inspector: domain lifecycle events, the guest agent's connecting and
+// disconnecting, and the connection's close callback all reach fn.
 func (c *libvirtConn) Watch(fn func(Event)) (func(), error) {
-	id, err := c.conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, _ *libvirt.DomainEventLifecycle) {
-		name, err := d.GetName()
-		if err != nil {
-			return
+	emit := func(d *libvirt.Domain, agent bool) {
+		if name, err := d.GetName(); err == nil {
+			fn(Event{Domain: name, GuestAgent: agent})
 		}
-		fn(Event{Domain: name})
+	}
+	id, err := c.conn.DomainEventLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, _ *libvirt.DomainEventLifecycle) {
+		emit(d, false)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watching domain events: %w", err)
 	}
+	agentID, err := c.conn.DomainEventAgentLifecycleRegister(nil, func(_ *libvirt.Connect, d *libvirt.Domain, _ *libvirt.DomainEventAgentLifecycle) {
+		emit(d, true)
+	})
+	if err != nil {
+		_ = c.conn.DomainEventDeregister(id)
+		return nil, fmt.Errorf("watching guest agent events: %w", err)
+	}
 	closed := func(*libvirt.Connect, libvirt.ConnectCloseReason) { fn(Event{Closed: true}) }
 	if err := c.conn.RegisterCloseCallback(closed); err != nil {
 		_ = c.conn.DomainEventDeregister(id)
+		_ = c.conn.DomainEventDeregister(agentID)
 		return nil, fmt.Errorf("watching the connection: %w", err)
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			_ = c.conn.DomainEventDeregister(id)
+			_ = c.conn.DomainEventDeregister(agentID)
 			_ = c.conn.UnregisterCloseCallback()
 		})
 	}, nil

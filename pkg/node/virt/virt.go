@@ -163,6 +163,9 @@ type Event struct {
 	Domain string
 	// Closed is true when the connection was closed.
 	Closed bool
+	// GuestAgent is true when the event is the guest agent connecting or disconnecting: what
+	// it reports may have changed.
+	GuestAgent bool
 }
 
 // Lifecycle changes a domain. Every call names the domain; calls on a missing

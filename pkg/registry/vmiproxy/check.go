@@ -30,7 +30,8 @@ func Check(a streams.Action, vmi *kubevirtv1.VirtualMachineInstance) error {
 		if !paused {
 			return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("VMI is not paused"))
 		}
-	case streams.ActionSoftReboot:
+	case streams.ActionSoftReboot, streams.ActionFreeze, streams.ActionUnfreeze:
+		// The guest agent does not answer while the vCPUs are paused.
 		if paused {
 			return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("VMI is paused"))
 		}

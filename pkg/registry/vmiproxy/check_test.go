@@ -44,6 +44,11 @@ func TestCheck(t *testing.T) {
 		{streams.ActionUnpause, vmi(kubevirtv1.Failed, "n", corev1.ConditionTrue), http.StatusConflict},
 		{streams.ActionSoftReboot, vmi(kubevirtv1.Running, "n", ""), 0},
 		{streams.ActionSoftReboot, vmi(kubevirtv1.Running, "n", corev1.ConditionTrue), http.StatusConflict},
+		{streams.ActionFreeze, vmi(kubevirtv1.Running, "n", ""), 0},
+		{streams.ActionFreeze, vmi(kubevirtv1.Running, "n", corev1.ConditionTrue), http.StatusConflict},
+		{streams.ActionFreeze, vmi(kubevirtv1.Scheduled, "n", ""), http.StatusConflict},
+		{streams.ActionUnfreeze, vmi(kubevirtv1.Running, "n", ""), 0},
+		{streams.ActionUnfreeze, vmi(kubevirtv1.Running, "n", corev1.ConditionTrue), http.StatusConflict},
 	}
 	for i, tc := range cases {
 		err := Check(tc.action, tc.vmi)

@@ -116,6 +116,7 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 			}
 		}
 		dryRun := false
+		var unfreezeTimeout *metav1.Duration
 		if a.IsStream() {
 			if !httpstream.IsUpgradeRequest(r) {
 				subresource.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf(
@@ -132,10 +133,16 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 		} else if !a.IsQuery() {
 			var body struct {
 				DryRun []string `json:"dryRun,omitempty"`
+				// UnfreezeTimeout is freeze's (KubeVirt's FreezeUnfreezeTimeout).
+				UnfreezeTimeout *metav1.Duration `json:"unfreezeTimeout,omitempty"`
 			}
 			err := subresource.DecodeBody(r, &body)
 			if err == nil {
 				dryRun, err = subresource.DryRun(r, body.DryRun)
+			}
+			if err == nil && a == streams.ActionFreeze {
+				unfreezeTimeout = body.UnfreezeTimeout
+				err = checkUnfreezeTimeout(unfreezeTimeout)
 			}
 			if err != nil {
 				subresource.WriteError(w, err)
@@ -170,6 +177,9 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 			subresource.WriteError(w, err)
 			return
 		}
+		if unfreezeTimeout != nil {
+			target.RawQuery = url.Values{streams.UnfreezeTimeoutParam: {unfreezeTimeout.Duration.String()}}.Encode()
+		}
 		if a.IsStream() {
 			p.stream(w, r, target, vmi)
 			return
@@ -189,6 +199,18 @@ func (p *Proxy) handler(a streams.Action, ofVM bool) subresource.Handler {
 		}
 		subresource.WriteOK(w)
 	})
+}
+
+// checkUnfreezeTimeout checks freeze's body: KubeVirt's FreezeUnfreezeTimeout, whose
+// unfreezeTimeout is required (0s: the guest stays frozen until unfreeze).
+func checkUnfreezeTimeout(d *metav1.Duration) error {
+	switch {
+	case d == nil:
+		return apierrors.NewBadRequest(`freeze needs a body {"unfreezeTimeout": "<duration>"}: the time after which the guest's file systems are thawed again if no unfreeze came first ("0s": never)`)
+	case d.Duration < 0:
+		return apierrors.NewBadRequest(fmt.Sprintf("unfreezeTimeout must not be negative, got %s", d.Duration))
+	}
+	return nil
 }
 
 func (p *Proxy) instance(ctx context.Context, name string) (*kubevirtv1.VirtualMachineInstance, error) {

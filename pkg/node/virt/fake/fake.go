@@ -30,6 +30,8 @@ type Domain struct {
 	// an agent when GuestOS or GuestInfo is set).
 	AuthorizedKeys map[string][]string
 	Passwords      map[string]string
+	// FSFrozen is the guest agent's freeze state of the file systems.
+	FSFrozen bool
 }
 
 // Daemon is one fake libvirt daemon.
@@ -123,6 +125,13 @@ func (d *Daemon) SetGuestOS(name string, os *virt.GuestOS) {
 	if dom, ok := d.domains[name]; ok {
 		dom.GuestOS = os
 	}
+}
+
+// ConnectAgent gives the guest an agent reporting os (nil: the agent went away) and tells the
+// watchers, as libvirt's agent lifecycle event does.
+func (d *Daemon) ConnectAgent(name string, os *virt.GuestOS) {
+	d.SetGuestOS(name, os)
+	d.emit(virt.Event{Domain: name, GuestAgent: true})
 }
 
 // Kill simulates the daemon dying: watchers get Closed, later dials fail.
@@ -338,6 +347,33 @@ func (c *conn) SetUserPassword(name, user, password string) error {
 		}
 		dom.Passwords[user] = password
 	})
+}
+
+// FreezeFileSystems freezes the guest's file systems, when the guest has an agent.
+func (c *conn) FreezeFileSystems(name string) error {
+	return c.withAgent(name, "FreezeFileSystems", "", func(dom *Domain) { dom.FSFrozen = true })
+}
+
+// ThawFileSystems thaws them, when the guest has an agent.
+func (c *conn) ThawFileSystems(name string) error {
+	return c.withAgent(name, "ThawFileSystems", "", func(dom *Domain) { dom.FSFrozen = false })
+}
+
+// FileSystemFreezeStatus reports the freeze state, when the guest has an agent. A query: not
+// recorded among the calls.
+func (c *conn) FileSystemFreezeStatus(name string) (string, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	switch {
+	case !ok:
+		return "", fmt.Errorf("freeze status %s: %w", name, virt.ErrNotFound)
+	case dom.GuestOS == nil && dom.GuestInfo == nil:
+		return "", fmt.Errorf("freeze status %s: %w", name, virt.ErrNoGuestAgent)
+	case dom.FSFrozen:
+		return virt.FSFrozen, nil
+	}
+	return virt.FSThawed, nil
 }
 
 // withAgent records the call ("<call> <domain> <user>") and runs fn on the domain when its
