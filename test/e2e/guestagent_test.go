@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -172,6 +173,42 @@ func TestGuestAgent(t *testing.T) {
 	s.send("echo after-thaw >/data/probe && sync && cat /data/probe")
 	if s.expect(regexp.MustCompile(`(?m)^after-thaw`), time.Minute, false) == nil {
 		t.Errorf("the guest cannot write to /data after the thaw:\n%s", s.all())
+	}
+
+	// The node agent's metrics of the VMI, KubeVirt's kubevirt_vmi_*, for a token allowed to
+	// get /metrics only.
+	allowed, denied := f.metricsTokens()
+	for _, tc := range []struct {
+		who, token string
+		want       int
+	}{{"no token", "", http.StatusUnauthorized}, {"a token without the right", denied, http.StatusForbidden}} {
+		if code, body := f.scrapeNode(running.Status.NodeName, tc.token); code != tc.want {
+			t.Errorf("metrics with %s: %d %s, want %d", tc.who, code, body, tc.want)
+		}
+	}
+	code, body := f.scrapeNode(running.Status.NodeName, allowed)
+	if code != http.StatusOK {
+		t.Fatalf("metrics: %d %s", code, body)
+	}
+	ids := fmt.Sprintf(`name=%q,namespace=%q,node=%q`, name, e.ns, running.Status.NodeName)
+	for _, m := range []struct {
+		metric, labels string
+		min            float64
+	}{
+		{"kubevirt_vmi_cpu_usage_seconds_total", ids, 1},
+		{"kubevirt_vmi_vcpu_seconds_total", `id="0",` + ids + `,state="running"`, 1},
+		{"kubevirt_vmi_memory_domain_bytes", ids, 128 << 20},
+		{"kubevirt_vmi_memory_resident_bytes", ids, 16 << 20},
+		{"kubevirt_vmi_network_receive_bytes_total", `interface="default",` + ids, 0},
+		{"kubevirt_vmi_storage_read_traffic_bytes_total", `drive="containerdisk",` + ids, 1 << 20},
+		{"kubevirt_vmi_storage_write_traffic_bytes_total", `drive="data",` + ids, 1},
+	} {
+		v, err := metricValue(body, m.metric, m.labels)
+		if err != nil || v < m.min {
+			t.Errorf("%s{%s} = %v (%v), want at least %v", m.metric, m.labels, v, err, m.min)
+		} else {
+			t.Logf("%s{%s} %v", m.metric, m.labels, v)
+		}
 	}
 
 	// The guestAgentPing liveness probe passed all along: the same pod, no Unhealthy event.

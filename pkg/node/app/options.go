@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
+	nodemetrics "github.com/nativevirt/nativevirt/pkg/node/metrics"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
@@ -41,6 +42,9 @@ const (
 	DefaultBurst = 100
 )
 
+// DefaultMetricsPort is the port of the metrics endpoint, beside the stream server's.
+const DefaultMetricsPort = 8187
+
 // Options are the flags of nativevirt-handler.
 type Options struct {
 	NodeName         string
@@ -51,10 +55,12 @@ type Options struct {
 	ListenAddress    string
 	AdvertiseAddress string
 	Port             int
-	TLSCertFile      string
-	TLSKeyFile       string
-	ClientCAFile     string
-	Workers          int
+	// MetricsPort serves the VMIs' metrics over HTTPS (0: not at all).
+	MetricsPort  int
+	TLSCertFile  string
+	TLSKeyFile   string
+	ClientCAFile string
+	Workers      int
 	// QPS and Burst limit the agent's requests to the API servers (status
 	// writes of its VMIs, the node heartbeat).
 	QPS           float32
@@ -83,6 +89,7 @@ func NewOptions() *Options {
 		Emulation:        EmulationAuto,
 		ListenAddress:    "0.0.0.0",
 		Port:             streams.DefaultPort,
+		MetricsPort:      DefaultMetricsPort,
 		Workers:          DefaultWorkers,
 		QPS:              DefaultQPS,
 		Burst:            DefaultBurst,
@@ -107,6 +114,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "Address the stream server listens on.")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "Address the apiserver reaches the stream server at (default $NODE_IP).")
 	fs.IntVar(&o.Port, "port", o.Port, "Port of the stream server.")
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "Port of the HTTPS endpoint "+nodemetrics.Path+
+		" with the VMIs' kubevirt_vmi_* metrics (with the --tls-cert-file certificate; callers need a bearer token allowed to get the non-resource URL "+
+		nodemetrics.Path+"); 0 disables it.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM certificate of the stream server, signed by the node CA, CN "+streams.HandlerCommonName+
 		"; it also authenticates this agent to other node agents for migration tunnels, so it needs both serverAuth and clientAuth usages.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
@@ -147,6 +157,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Port <= 0 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port %d is out of range", o.Port))
+	}
+	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort == o.Port {
+		errs = append(errs, fmt.Errorf("--metrics-port %d is out of range or the stream server's", o.MetricsPort))
 	}
 	if o.MigrationProgressTimeout <= 0 || o.MigrationCompletionTimeoutPerGiB <= 0 {
 		errs = append(errs, errors.New("--migration-progress-timeout and --migration-completion-timeout-per-gib must be positive"))

@@ -32,6 +32,8 @@ type Domain struct {
 	Passwords      map[string]string
 	// FSFrozen is the guest agent's freeze state of the file systems.
 	FSFrozen bool
+	// Stats is what Stats returns (zero counters when nil).
+	Stats *virt.DomainStats
 }
 
 // Daemon is one fake libvirt daemon.
@@ -391,6 +393,29 @@ func (c *conn) withAgent(name, call, user string, fn func(*Domain)) error {
 	}
 	fn(dom)
 	return nil
+}
+
+// Stats returns the domain's Stats.
+func (c *conn) Stats(name string) (virt.DomainStats, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	switch {
+	case !ok:
+		return virt.DomainStats{}, fmt.Errorf("stats %s: %w", name, virt.ErrNotFound)
+	case dom.Stats == nil:
+		return virt.DomainStats{}, nil
+	}
+	return *dom.Stats, nil
+}
+
+// SetStats sets what Stats reports for the domain.
+func (d *Daemon) SetStats(name string, s *virt.DomainStats) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dom, ok := d.domains[name]; ok {
+		dom.Stats = s
+	}
 }
 
 // Screenshot returns a 2×1 PPM: a red and a blue pixel.

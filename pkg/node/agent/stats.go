@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"context"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
+)
+
+// VMIStats are the counters of one VMI's running domain on this node.
+type VMIStats struct {
+	Namespace, Name string
+	UID             types.UID
+	Stats           virt.DomainStats
+}
+
+// DomainStats reads the counters of every domain this agent is attached to (the VMIs running
+// on this node), sorted by namespace and name. A domain whose counters cannot be read (it is
+// stopping, its launcher went away) is left out: a scrape reports what is there.
+func (a *Agent) DomainStats(ctx context.Context) []VMIStats {
+	a.mu.Lock()
+	attached := make([]*launcher, 0, len(a.launchers))
+	for _, l := range a.launchers {
+		attached = append(attached, l)
+	}
+	a.mu.Unlock()
+	out := make([]VMIStats, 0, len(attached))
+	for _, l := range attached {
+		s, err := l.conn.Stats(l.domain)
+		if err != nil {
+			klog.FromContext(ctx).V(4).Info("No statistics", "domain", l.domain, "err", err)
+			continue
+		}
+		ns, name, err := cache.SplitMetaNamespaceKey(l.key)
+		if err != nil {
+			continue
+		}
+		out = append(out, VMIStats{Namespace: ns, Name: name, UID: l.uid, Stats: s})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
