@@ -59,7 +59,9 @@ func (f *flow) metricsTokens() (allowed, denied string) {
 	}, metav1.CreateOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
-	f.t.Cleanup(func() { _ = f.kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{}) })
+	f.t.Cleanup(func() {
+		_ = f.kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{})
+	})
 	token := func(name string) string {
 		if _, err := f.kube.CoreV1().ServiceAccounts(f.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			f.t.Fatal(err)

@@ -54,8 +54,8 @@ func TestMetricsOfVMIs(t *testing.T) {
 	source := func(context.Context) []agent.VMIStats {
 		return []agent.VMIStats{{Namespace: "ns1", Name: "vm-a", Stats: virt.DomainStats{
 			CPUTime: u64(2_500_000_000), CPUUser: u64(1_000_000_000),
-			VCPUTime: map[int]uint64{0: 1_500_000_000},
-			Memory:   virt.MemoryStats{Maximum: u64(128 << 20), RSS: u64(90 << 20)},
+			VCPUTime:   map[int]uint64{0: 1_500_000_000},
+			Memory:     virt.MemoryStats{Maximum: u64(128 << 20), RSS: u64(90 << 20)},
 			Interfaces: map[string]virt.InterfaceStats{"default": {RxBytes: 1234, TxPackets: 7}},
 			Disks:      map[string]virt.DiskStats{"containerdisk": {ReadBytes: 4096, ReadRequests: 2, ReadTime: 3_000_000}},
 		}}}
