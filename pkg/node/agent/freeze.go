@@ -11,6 +11,11 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
+// thawNote is the domain note (virt.Notes) holding when a freeze ends by itself (RFC 3339): the
+// timer lives in this process, the note with the domain, so a restarted node agent arms the
+// timer again (resumeThaw) and a guest does not stay frozen because the agent restarted.
+const thawNote = "thaw-at"
+
 // fsFreeze is a guest's file system freeze as the node agent knows it: what the guest agent
 // last said, and the timer of the automatic thaw that a freeze with an unfreeze timeout sets
 // (KubeVirt's freeze subresource: a guest must not stay frozen because its caller went away).
@@ -53,18 +58,49 @@ func (a *Agent) Freeze(ctx context.Context, namespace, name string, uid types.UI
 	return a.command(ctx, "freeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
 		l.freeze.stopThaw()
 		err := l.conn.FreezeFileSystems(l.domain)
-		a.refreshFreeze(ctx, l)
+		_ = a.refreshFreeze(ctx, l)
 		if err != nil {
 			return err
 		}
-		if unfreezeTimeout > 0 {
-			logger := klog.FromContext(ctx)
-			l.freeze.mu.Lock()
-			l.freeze.thaw = time.AfterFunc(unfreezeTimeout, func() { a.autoThaw(logger, l, unfreezeTimeout) })
-			l.freeze.mu.Unlock()
+		if unfreezeTimeout == 0 {
+			// Frozen until unfreeze: an earlier freeze's thaw time no longer applies.
+			a.forgetThaw(ctx, l)
+		} else {
+			at := a.cfg.Now().Add(unfreezeTimeout)
+			if err := l.conn.SetNote(l.domain, thawNote, at.UTC().Format(time.RFC3339Nano)); err != nil {
+				klog.FromContext(ctx).Error(err, "Recording when the freeze ends: a restart of the node agent before then would keep the guest frozen", "domain", l.domain)
+			}
+			a.armThaw(klog.FromContext(ctx), l, unfreezeTimeout)
 		}
 		return nil
 	})
+}
+
+// armThaw thaws the guest after d.
+func (a *Agent) armThaw(logger klog.Logger, l *launcher, d time.Duration) {
+	l.freeze.mu.Lock()
+	defer l.freeze.mu.Unlock()
+	if l.freeze.thaw != nil {
+		l.freeze.thaw.Stop()
+	}
+	l.freeze.thaw = time.AfterFunc(d, func() { a.autoThaw(logger, l) })
+}
+
+// resumeThaw arms the thaw of a freeze that a previous node agent process started (its note
+// says when), or thaws at once when that time has passed.
+func (a *Agent) resumeThaw(ctx context.Context, l *launcher) {
+	note, err := l.conn.Note(l.domain, thawNote)
+	if err != nil || note == "" {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	at, err := time.Parse(time.RFC3339Nano, note)
+	if err != nil {
+		logger.Error(err, "Unreadable thaw time: thawing now", "domain", l.domain, "note", note)
+	}
+	left := max(at.Sub(a.cfg.Now()), 0)
+	logger.Info("A freeze of the guest's file systems ends by itself", "domain", l.domain, "in", left)
+	a.armThaw(logger, l, left)
 }
 
 // Unfreeze implements streamserver.Backend: the guest agent thaws the guest's file systems
@@ -72,24 +108,34 @@ func (a *Agent) Freeze(ctx context.Context, namespace, name string, uid types.UI
 func (a *Agent) Unfreeze(ctx context.Context, namespace, name string, uid types.UID) error {
 	return a.command(ctx, "unfreeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
 		l.freeze.stopThaw()
+		a.forgetThaw(ctx, l)
 		err := l.conn.ThawFileSystems(l.domain)
-		a.refreshFreeze(ctx, l)
+		_ = a.refreshFreeze(ctx, l)
 		return err
 	})
 }
 
 // autoThaw ends a freeze whose unfreeze timeout passed.
-func (a *Agent) autoThaw(logger klog.Logger, l *launcher, after time.Duration) {
+func (a *Agent) autoThaw(logger klog.Logger, l *launcher) {
 	l.freeze.mu.Lock()
 	l.freeze.thaw = nil
 	l.freeze.mu.Unlock()
+	ctx := klog.NewContext(context.Background(), logger)
 	if err := l.conn.ThawFileSystems(l.domain); err != nil {
-		logger.Error(err, "Thawing the guest's file systems after the unfreeze timeout", "domain", l.domain, "timeout", after)
+		logger.Error(err, "Thawing the guest's file systems after the unfreeze timeout", "domain", l.domain)
 	} else {
-		logger.Info("Thawed the guest's file systems: the unfreeze timeout passed", "domain", l.domain, "timeout", after)
+		logger.Info("Thawed the guest's file systems: the unfreeze timeout passed", "domain", l.domain)
+		a.forgetThaw(ctx, l)
 	}
-	a.refreshFreeze(klog.NewContext(context.Background(), logger), l)
+	_ = a.refreshFreeze(ctx, l)
 	a.queue.Add(l.key)
+}
+
+// forgetThaw removes the thaw note.
+func (a *Agent) forgetThaw(ctx context.Context, l *launcher) {
+	if err := l.conn.SetNote(l.domain, thawNote, ""); err != nil {
+		klog.FromContext(ctx).V(2).Info("Removing the thaw note", "domain", l.domain, "err", err)
+	}
 }
 
 // refreshFreeze asks the guest agent whether the file systems are frozen; without an answer

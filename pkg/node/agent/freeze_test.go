@@ -119,3 +119,46 @@ func TestGuestAgentConnectIsSeenAtOnce(t *testing.T) {
 		t.Errorf("AgentConnected %+v right after the agent went away, want none", c)
 	}
 }
+
+// TestThawOutlivesTheAgent: the time a freeze ends is kept with the domain, so a restarted
+// node agent thaws the guest (at once when the time has passed); an unfreeze, or a freeze
+// without a timeout, removes it.
+func TestThawOutlivesTheAgent(t *testing.T) {
+	e := startRunning(t)
+	ctx := t.Context()
+	e.daemon.ConnectAgent(domain, demoOS)
+	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.daemon.Domain(domain).Notes[thawNote]; got != e.now.Add(time.Hour).Format(time.RFC3339Nano) {
+		t.Fatalf("thaw note %q, want the freeze's time plus its timeout", got)
+	}
+	// The agent process is replaced an hour later: the new one thaws at once.
+	e.agent = e.newAgent()
+	e.now = e.now.Add(time.Hour + time.Minute)
+	e.sync()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.daemon.Domain(domain).FSFrozen {
+		if time.Now().After(deadline) {
+			t.Fatal("a restarted agent did not thaw a freeze whose timeout had passed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if note, ok := e.daemon.Domain(domain).Notes[thawNote]; ok {
+		t.Errorf("thaw note %q left after the thaw", note)
+	}
+
+	// A freeze without timeout after one with: no note, nothing thaws it.
+	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if note, ok := e.daemon.Domain(domain).Notes[thawNote]; ok {
+		t.Errorf("thaw note %q after a freeze without timeout", note)
+	}
+	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -135,6 +135,7 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		ready.Forget(pod.UID)
 	}
 	klog.FromContext(ctx).Info("Attached to launcher", "pod", klog.KObj(pod), "domain", domain)
+	a.resumeThaw(ctx, l)
 	return l, nil
 }
 

@@ -119,3 +119,39 @@ func TestMetadataUID(t *testing.T) {
 		}
 	}
 }
+
+// TestLibvirtNotes: notes go into the running domain's metadata and come back; removing one
+// leaves none.
+func TestLibvirtNotes(t *testing.T) {
+	c, err := DialURI("test:///default")
+	if err != nil {
+		t.Skipf("libvirt test driver unavailable: %v", err)
+	}
+	defer c.Close()
+	// test:///default starts with a running domain named "test".
+	if got, err := c.Note("test", "thaw-at"); err != nil || got != "" {
+		t.Fatalf("note before any: %q, %v; want none", got, err)
+	}
+	if err := c.SetNote("test", "thaw-at", "2026-11-23T04:00:00Z"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Note("test", "thaw-at"); err != nil || got != "2026-11-23T04:00:00Z" {
+		t.Errorf("note %q, %v; want the stored time", got, err)
+	}
+	if err := c.SetNote("test", "thaw-at", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Note("test", "thaw-at"); err != nil || got != "" {
+		t.Errorf("note after removal %q, %v; want none", got, err)
+	}
+	if _, err := c.Note("missing", "thaw-at"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("note of a missing domain: %v, want ErrNotFound", err)
+	}
+	// The test driver's domain has no counters to speak of, but the call goes through.
+	if _, err := c.Stats("test"); err != nil {
+		t.Errorf("stats of the test domain: %v", err)
+	}
+	if _, err := c.Stats("missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("stats of a missing domain: %v, want ErrNotFound", err)
+	}
+}

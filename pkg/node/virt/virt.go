@@ -283,6 +283,7 @@ type Conn interface {
 	Inspector
 	Migrator
 	GuestAccess
+	Notes
 	// Close ends the connection; domains keep running.
 	Close() error
 }

@@ -34,6 +34,8 @@ type Domain struct {
 	FSFrozen bool
 	// Stats is what Stats returns (zero counters when nil).
 	Stats *virt.DomainStats
+	// Notes are the domain's notes (virt.Notes).
+	Notes map[string]string
 }
 
 // Daemon is one fake libvirt daemon.
@@ -407,6 +409,36 @@ func (c *conn) Stats(name string) (virt.DomainStats, error) {
 		return virt.DomainStats{}, nil
 	}
 	return *dom.Stats, nil
+}
+
+// SetNote implements virt.Notes.
+func (c *conn) SetNote(name, key, value string) error {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return fmt.Errorf("note %s: %w", name, virt.ErrNotFound)
+	}
+	if dom.Notes == nil {
+		dom.Notes = map[string]string{}
+	}
+	if value == "" {
+		delete(dom.Notes, key)
+	} else {
+		dom.Notes[key] = value
+	}
+	return nil
+}
+
+// Note implements virt.Notes.
+func (c *conn) Note(name, key string) (string, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return "", fmt.Errorf("note %s: %w", name, virt.ErrNotFound)
+	}
+	return dom.Notes[key], nil
 }
 
 // SetStats sets what Stats reports for the domain.
