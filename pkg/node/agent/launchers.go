@@ -48,6 +48,8 @@ type launcher struct {
 	agentChanged atomic.Bool
 	// freeze is the guest's file system freeze.
 	freeze fsFreeze
+	// details are the running domain's, read once (sync workers only).
+	details *virt.DomainDetails
 }
 
 func (l *launcher) close() {

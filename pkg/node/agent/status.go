@@ -66,6 +66,7 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 		}
 	}
 	st.FSFreezeStatus = l.freeze.status()
+	a.domainStatus(ctx, vmi, l, &st)
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		switch info.Reason {

@@ -199,6 +199,9 @@ type Inspector interface {
 	// GuestInfo asks the guest agent about the OS, host name, time zone, users and file
 	// systems; ErrNoGuestAgent without one.
 	GuestInfo(name string) (GuestInfo, error)
+	// Details reads facts of the running domain (machine type, CPU topology, memory, disk
+	// targets).
+	Details(name string) (DomainDetails, error)
 	// Stats reads the running domain's counters (CPU, memory, interfaces, disks).
 	Stats(name string) (DomainStats, error)
 	// Screenshot returns the image of the domain's first screen and its MIME type (QEMU's

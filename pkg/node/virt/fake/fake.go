@@ -411,6 +411,17 @@ func (c *conn) Stats(name string) (virt.DomainStats, error) {
 	return *dom.Stats, nil
 }
 
+// Details parses the domain's defined XML.
+func (c *conn) Details(name string) (virt.DomainDetails, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	if !ok {
+		return virt.DomainDetails{}, fmt.Errorf("details %s: %w", name, virt.ErrNotFound)
+	}
+	return virt.ParseDetails(dom.XML)
+}
+
 // SetNote implements virt.Notes.
 func (c *conn) SetNote(name, key, value string) error {
 	c.d.mu.Lock()
