@@ -98,6 +98,26 @@ func TestGuestAgent(t *testing.T) {
 			fmt.Errorf("AgentConnected %q, guest OS %+v", st, v.Status.GuestOSInfo)
 	})
 
+	// What the node agent reports of the running domain, as KubeVirt's status does.
+	if v, err := f.vmi(name); err != nil {
+		t.Fatal(err)
+	} else {
+		targets := map[string]string{}
+		for _, vs := range v.Status.VolumeStatus {
+			targets[vs.Name] = vs.Target
+		}
+		st := v.Status
+		if st.Machine == nil || !strings.HasPrefix(st.Machine.Type, "pc-q35-") || st.CurrentCPUTopology == nil ||
+			st.CurrentCPUTopology.Sockets*st.CurrentCPUTopology.Cores*st.CurrentCPUTopology.Threads != 1 ||
+			st.Memory == nil || st.Memory.GuestCurrent == nil || st.Memory.GuestCurrent.Value() != 128<<20 ||
+			targets["containerdisk"] != "vda" || targets["data"] == "" || st.MigrationMethod != kubevirtv1.BlockMigration {
+			t.Errorf("status: machine %+v, topology %+v, memory %+v, volume targets %v, migration method %q; want pc-q35-*, 1 vCPU, 128Mi, containerdisk on vda, BlockMigration",
+				st.Machine, st.CurrentCPUTopology, st.Memory, targets, st.MigrationMethod)
+		} else {
+			t.Logf("status: machine %s, volume targets %v, migration method %s", st.Machine.Type, targets, st.MigrationMethod)
+		}
+	}
+
 	// The guest agent's reports through kube-apiserver, nativevirt-apiserver and the node agent.
 	info := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{}
 	f.getSubresource(name, "guestosinfo", info)
