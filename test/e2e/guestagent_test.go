@@ -110,11 +110,13 @@ func TestGuestAgent(t *testing.T) {
 		if st.Machine == nil || !strings.HasPrefix(st.Machine.Type, "pc-q35-") || st.CurrentCPUTopology == nil ||
 			st.CurrentCPUTopology.Sockets*st.CurrentCPUTopology.Cores*st.CurrentCPUTopology.Threads != 1 ||
 			st.Memory == nil || st.Memory.GuestCurrent == nil || st.Memory.GuestCurrent.Value() != 128<<20 ||
-			targets["containerdisk"] != "vda" || targets["data"] == "" || st.MigrationMethod != kubevirtv1.BlockMigration {
-			t.Errorf("status: machine %+v, topology %+v, memory %+v, volume targets %v, migration method %q; want pc-q35-*, 1 vCPU, 128Mi, containerdisk on vda, BlockMigration",
-				st.Machine, st.CurrentCPUTopology, st.Memory, targets, st.MigrationMethod)
+			targets["containerdisk"] != "vda" || targets["data"] == "" || st.MigrationMethod != kubevirtv1.BlockMigration ||
+			len(st.Interfaces) != 1 || st.Interfaces[0].InterfaceName != "eth0" || st.Interfaces[0].InfoSource != "domain, guest-agent" {
+			t.Errorf("status: machine %+v, topology %+v, memory %+v, volume targets %v, migration method %q, interfaces %+v; "+
+				"want pc-q35-*, 1 vCPU, 128Mi, containerdisk on vda, BlockMigration, eth0 named by the guest agent",
+				st.Machine, st.CurrentCPUTopology, st.Memory, targets, st.MigrationMethod, st.Interfaces)
 		} else {
-			t.Logf("status: machine %s, volume targets %v, migration method %s", st.Machine.Type, targets, st.MigrationMethod)
+			t.Logf("status: machine %s, volume targets %v, migration method %s, interface %+v", st.Machine.Type, targets, st.MigrationMethod, st.Interfaces[0])
 		}
 	}
 

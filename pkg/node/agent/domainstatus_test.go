@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
 // TestDomainStatus: the running instance's status says what KubeVirt's does of the domain:
@@ -23,7 +24,8 @@ func TestDomainStatus(t *testing.T) {
 			<currentMemory unit="KiB">131072</currentMemory><vcpu>2</vcpu>
 			<os><type machine="pc-q35-7.2">hvm</type></os>
 			<cpu><topology sockets="1" dies="1" cores="2" threads="1"/></cpu>
-			<devices><disk><target dev="vda"/><alias name="ua-root"/></disk></devices></domain>`, name, vmi.UID), nil
+			<devices><disk><target dev="vda"/><alias name="ua-root"/></disk>
+			<interface type="ethernet"><mac address="52:54:00:aa:bb:cc"/><alias name="ua-default"/></interface></devices></domain>`, name, vmi.UID), nil
 	}
 	vmi := scheduledVMI()
 	guest := resource.MustParse("128Mi")
@@ -54,5 +56,15 @@ func TestDomainStatus(t *testing.T) {
 		VolumeStatus: st.VolumeStatus, MigrationMethod: st.MigrationMethod, MigrationTransport: st.MigrationTransport, SelinuxContext: st.SelinuxContext}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	// The interface has the domain's MAC; once the guest agent names it, its guest name too.
+	if ifs := st.Interfaces; len(ifs) != 1 || ifs[0].MAC != "52:54:00:aa:bb:cc" || ifs[0].InfoSource != "domain" || ifs[0].InterfaceName != "" {
+		t.Errorf("interfaces %+v before the guest agent, want the domain's MAC, info source domain", ifs)
+	}
+	e.daemon.SetGuestInterfaces(domain, []virt.GuestInterface{{Name: "lo", MAC: "00:00:00:00:00:00"}, {Name: "eth0", MAC: "52:54:00:AA:BB:CC", IPs: []string{"10.0.2.2"}}})
+	e.daemon.ConnectAgent(domain, demoOS)
+	e.sync()
+	if ifs := e.getVMI().Status.Interfaces; len(ifs) != 1 || ifs[0].InterfaceName != "eth0" || ifs[0].InfoSource != "domain, guest-agent" {
+		t.Errorf("interfaces %+v with the guest agent, want eth0 from domain, guest-agent", ifs)
 	}
 }

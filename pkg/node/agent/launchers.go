@@ -48,8 +48,10 @@ type launcher struct {
 	agentChanged atomic.Bool
 	// freeze is the guest's file system freeze.
 	freeze fsFreeze
-	// details are the running domain's, read once (sync workers only).
-	details *virt.DomainDetails
+	// details are the running domain's, read once; guestInterfaces what the guest agent last
+	// said of the guest's interfaces (sync workers only).
+	details         *virt.DomainDetails
+	guestInterfaces []virt.GuestInterface
 }
 
 func (l *launcher) close() {

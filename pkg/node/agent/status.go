@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +52,6 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	now := a.cfg.Now()
 	st := *vmi.Status.DeepCopy()
 	setPhase(&st, kubevirtv1.Running, now)
-	st.Interfaces = interfaceStatus(vmi, pod)
 	paused := info.State == virt.StatePaused
 	// Asking the guest agent can take seconds: at most once per resync or when it has just
 	// (dis)connected, and never while the vCPUs (and so the agent) are paused. A frozen guest's
@@ -67,6 +67,7 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	}
 	st.FSFreezeStatus = l.freeze.status()
 	a.domainStatus(ctx, vmi, l, &st)
+	st.Interfaces = interfaceStatus(vmi, pod, l.details, l.guestInterfaces)
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		switch info.Reason {
@@ -93,8 +94,12 @@ func (a *Agent) guestAgentStatus(ctx context.Context, vmi *kubevirtv1.VirtualMac
 	case err == nil:
 		st.GuestOSInfo = guestOSInfo(os)
 		setCondition(st, cond(kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", ""), now)
+		if l.guestInterfaces, err = l.conn.GuestInterfaces(l.domain); err != nil {
+			klog.FromContext(ctx).V(4).Info("Guest interfaces unknown", "err", err)
+		}
 	case errors.Is(err, virt.ErrNoGuestAgent):
 		removeCondition(st, kubevirtv1.VirtualMachineInstanceAgentConnected)
+		l.guestInterfaces = nil
 	default:
 		klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
 	}
@@ -139,8 +144,10 @@ func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.Virtua
 
 // interfaceStatus reports the pod-network interfaces of the VMI. With the
 // masquerade binding the guest is reached through the pod's addresses, so
-// those are what the status shows (as KubeVirt does).
-func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
+// those are what the status shows (as KubeVirt does). The MAC is the domain's;
+// where the guest agent reports an interface with that MAC, its name in the
+// guest too (info source "domain, guest-agent").
+func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, details *virt.DomainDetails, guest []virt.GuestInterface) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
 	podNets := map[string]bool{}
 	for _, n := range vmi.Spec.Networks {
 		if n.Pod != nil {
@@ -162,6 +169,14 @@ func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) []
 		s := kubevirtv1.VirtualMachineInstanceNetworkInterface{
 			Name: iface.Name, MAC: iface.MacAddress, InfoSource: "domain",
 			PodInterfaceName: podInterfaceName, QueueCount: 1, LinkState: "up",
+		}
+		if details != nil && details.InterfaceMACs[iface.Name] != "" {
+			s.MAC = details.InterfaceMACs[iface.Name]
+		}
+		for _, g := range guest {
+			if s.MAC != "" && strings.EqualFold(g.MAC, s.MAC) {
+				s.InterfaceName, s.InfoSource = g.Name, "domain, guest-agent"
+			}
 		}
 		if len(ips) > 0 {
 			s.IP, s.IPs = ips[0], append([]string(nil), ips...)

@@ -19,6 +19,38 @@ type DomainDetails struct {
 	// DiskTargets are the guest's device names (vda, sda) of the VMI's disks, by disk name (the
 	// converter's "ua-<name>" aliases).
 	DiskTargets map[string]string
+	// InterfaceMACs are the MAC addresses of the VMI's interfaces, by interface name.
+	InterfaceMACs map[string]string
+}
+
+// GuestInterface is a network interface as the guest agent reports it.
+type GuestInterface struct {
+	// Name is the guest's name of the interface (eth0).
+	Name string
+	// MAC is its hardware address.
+	MAC string
+	// IPs are its addresses, without prefix length.
+	IPs []string
+}
+
+// GuestInterfaces implements Inspector.
+func (c *libvirtConn) GuestInterfaces(name string) ([]GuestInterface, error) {
+	var out []GuestInterface
+	err := c.withDomain(name, func(d *libvirt.Domain) error {
+		ifaces, err := d.ListAllInterfaceAddresses(libvirt.DOMAIN_INTERFACE_ADDRESSES_SRC_AGENT)
+		if err != nil {
+			return agentError(name, "listing the guest's interfaces of", err)
+		}
+		for _, i := range ifaces {
+			g := GuestInterface{Name: i.Name, MAC: i.Hwaddr}
+			for _, a := range i.Addrs {
+				g.IPs = append(g.IPs, a.Addr)
+			}
+			out = append(out, g)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Details implements Inspector.
@@ -63,18 +95,32 @@ func ParseDetails(domainXML []byte) (DomainDetails, error) {
 				Name string `xml:"name,attr"`
 			} `xml:"alias"`
 		} `xml:"devices>disk"`
+		Interfaces []struct {
+			MAC struct {
+				Address string `xml:"address,attr"`
+			} `xml:"mac"`
+			Alias struct {
+				Name string `xml:"name,attr"`
+			} `xml:"alias"`
+		} `xml:"devices>interface"`
 	}
 	if err := xml.Unmarshal(domainXML, &dom); err != nil {
 		return DomainDetails{}, err
 	}
 	out := DomainDetails{Machine: dom.OS.Type.Machine, Sockets: max(dom.VCPU, 1), Cores: 1, Threads: 1,
-		CurrentMemory: dom.CurrentMemory.Value * unitBytes(dom.CurrentMemory.Unit), DiskTargets: map[string]string{}}
+		CurrentMemory: dom.CurrentMemory.Value * unitBytes(dom.CurrentMemory.Unit),
+		DiskTargets:   map[string]string{}, InterfaceMACs: map[string]string{}}
 	if t := dom.CPU.Topology; t != nil {
 		out.Sockets, out.Cores, out.Threads = t.Sockets, t.Cores, t.Threads
 	}
 	for _, d := range dom.Disks {
 		if name, ok := strings.CutPrefix(d.Alias.Name, "ua-"); ok && d.Target.Dev != "" {
 			out.DiskTargets[name] = d.Target.Dev
+		}
+	}
+	for _, i := range dom.Interfaces {
+		if name, ok := strings.CutPrefix(i.Alias.Name, "ua-"); ok && i.MAC.Address != "" {
+			out.InterfaceMACs[name] = i.MAC.Address
 		}
 	}
 	return out, nil

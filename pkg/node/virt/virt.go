@@ -199,6 +199,9 @@ type Inspector interface {
 	// GuestInfo asks the guest agent about the OS, host name, time zone, users and file
 	// systems; ErrNoGuestAgent without one.
 	GuestInfo(name string) (GuestInfo, error)
+	// GuestInterfaces asks the guest agent for the guest's network interfaces; ErrNoGuestAgent
+	// without one.
+	GuestInterfaces(name string) ([]GuestInterface, error)
 	// Details reads facts of the running domain (machine type, CPU topology, memory, disk
 	// targets).
 	Details(name string) (DomainDetails, error)

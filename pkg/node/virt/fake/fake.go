@@ -36,6 +36,8 @@ type Domain struct {
 	Stats *virt.DomainStats
 	// Notes are the domain's notes (virt.Notes).
 	Notes map[string]string
+	// GuestInterfaces are what the guest agent reports of the guest's interfaces.
+	GuestInterfaces []virt.GuestInterface
 }
 
 // Daemon is one fake libvirt daemon.
@@ -409,6 +411,29 @@ func (c *conn) Stats(name string) (virt.DomainStats, error) {
 		return virt.DomainStats{}, nil
 	}
 	return *dom.Stats, nil
+}
+
+// GuestInterfaces returns the domain's GuestInterfaces, when the guest has an agent.
+func (c *conn) GuestInterfaces(name string) ([]virt.GuestInterface, error) {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	dom, ok := c.d.domains[name]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("guest interfaces %s: %w", name, virt.ErrNotFound)
+	case dom.GuestOS == nil && dom.GuestInfo == nil:
+		return nil, fmt.Errorf("guest interfaces %s: %w", name, virt.ErrNoGuestAgent)
+	}
+	return append([]virt.GuestInterface(nil), dom.GuestInterfaces...), nil
+}
+
+// SetGuestInterfaces sets what the guest agent reports of the guest's interfaces.
+func (d *Daemon) SetGuestInterfaces(name string, ifaces []virt.GuestInterface) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dom, ok := d.domains[name]; ok {
+		dom.GuestInterfaces = ifaces
+	}
 }
 
 // Details parses the domain's defined XML.
