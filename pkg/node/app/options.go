@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 
+	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
-	nodemetrics "github.com/nativevirt/nativevirt/pkg/node/metrics"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
@@ -114,9 +114,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "Address the stream server listens on.")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "Address the apiserver reaches the stream server at (default $NODE_IP).")
 	fs.IntVar(&o.Port, "port", o.Port, "Port of the stream server.")
-	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "Port of the HTTPS endpoint "+nodemetrics.Path+
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "Port of the HTTPS endpoint "+metricsserver.Path+
 		" with the VMIs' kubevirt_vmi_* metrics (with the --tls-cert-file certificate; callers need a bearer token allowed to get the non-resource URL "+
-		nodemetrics.Path+"); 0 disables it.")
+		metricsserver.Path+"); 0 disables it.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM certificate of the stream server, signed by the node CA, CN "+streams.HandlerCommonName+
 		"; it also authenticates this agent to other node agents for migration tunnels, so it needs both serverAuth and clientAuth usages.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")

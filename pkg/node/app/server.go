@@ -19,9 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -32,6 +29,7 @@ import (
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
@@ -204,7 +202,7 @@ func Run(ctx context.Context, o *Options) error {
 				_ = srv.Close()
 			}()
 			go func() {
-				logger.Info("Metrics served", "address", srv.Addr, "path", nodemetrics.Path)
+				logger.Info("Metrics served", "address", srv.Addr, "path", metricsserver.Path)
 				if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 					errs <- fmt.Errorf("metrics server: %w", err)
 				}
@@ -298,42 +296,13 @@ func streamServer(o *Options, f *tlsFiles, b streamserver.Backend) (*http.Server
 }
 
 // metricsServer serves the VMIs' metrics with the agent's certificate to the callers that the
-// cluster authenticates (TokenReview) and allows to get /metrics (SubjectAccessReview).
+// cluster authenticates and allows to get /metrics (package metricsserver).
 func metricsServer(o *Options, f *tlsFiles, kube kubernetes.Interface, c *nodemetrics.Collector) (*http.Server, error) {
 	cert, err := tls.X509KeyPair(f.cert, f.key)
 	if err != nil {
 		return nil, fmt.Errorf("the metrics server's certificate: %w", err)
 	}
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		TokenAccessReviewClient:  kube.AuthenticationV1(),
-		TokenAccessReviewTimeout: 10 * time.Second,
-		WebhookRetryBackoff:      webhookBackoff(),
-		CacheTTL:                 2 * time.Minute,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("the metrics server's authentication: %w", err)
-	}
-	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: kube.AuthorizationV1(),
-		AllowCacheTTL:             5 * time.Minute,
-		DenyCacheTTL:              30 * time.Second,
-		WebhookRetryBackoff:       webhookBackoff(),
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("the metrics server's authorization: %w", err)
-	}
-	return &http.Server{
-		Addr:              net.JoinHostPort(o.ListenAddress, strconv.Itoa(o.MetricsPort)),
-		Handler:           nodemetrics.Handler(c, authn, authz),
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 30 * time.Second,
-	}, nil
-}
-
-// webhookBackoff retries a TokenReview or SubjectAccessReview that failed (as kube-apiserver's
-// webhooks do by default).
-func webhookBackoff() *wait.Backoff {
-	return &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+	return metricsserver.Server(net.JoinHostPort(o.ListenAddress, strconv.Itoa(o.MetricsPort)), cert, kube, c)
 }
 
 // nodeAddress is the node's InternalIP (else first address).

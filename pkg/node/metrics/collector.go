@@ -1,6 +1,6 @@
-// Package metrics exposes the VMIs of a node as Prometheus metrics with KubeVirt's names
-// (kubevirt_vmi_*, from libvirt's domain statistics) on an HTTPS endpoint that, like the
-// kubelet's, answers only callers the cluster authorizes to get /metrics.
+// Package metrics collects the VMIs of a node as Prometheus metrics with KubeVirt's names
+// (kubevirt_vmi_*, from libvirt's domain statistics), which the node agent serves through
+// package metricsserver.
 package metrics
 
 import (

@@ -12,39 +12,29 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
 func u64(v uint64) *uint64 { return &v }
 
-// tokens authenticates "Bearer prometheus" and "Bearer someone".
-var tokens = authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
-	name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || (name != "prometheus" && name != "someone") {
-		return nil, false, nil
-	}
-	return &authenticator.Response{User: &user.DefaultInfo{Name: name}}, true, nil
-})
-
-// onlyPrometheus allows prometheus to get /metrics, and nothing else.
-var onlyPrometheus = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	if a.GetUser().GetName() == "prometheus" && a.GetVerb() == "get" && a.GetPath() == "/metrics" && !a.IsResourceRequest() {
-		return authorizer.DecisionAllow, "", nil
-	}
-	return authorizer.DecisionNoOpinion, "no rule", nil
-})
-
-func scrape(t *testing.T, h http.Handler, path, token string) (int, string) {
+// scrape reads the collector's metrics as an authorized caller.
+func scrape(t *testing.T, c *Collector) string {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	anyone := authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
+		return &authenticator.Response{User: &user.DefaultInfo{Name: "prometheus"}}, true, nil
+	})
+	allow := authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+		return authorizer.DecisionAllow, "", nil
+	})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	metricsserver.Handler(anyone, allow, c).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, metricsserver.Path, nil))
 	body, _ := io.ReadAll(rec.Result().Body)
-	return rec.Code, string(body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("scrape: %d %s", rec.Code, body)
+	}
+	return string(body)
 }
 
 // TestMetricsOfVMIs: the node's domain statistics become KubeVirt's kubevirt_vmi_* metrics,
@@ -60,11 +50,7 @@ func TestMetricsOfVMIs(t *testing.T) {
 			Disks:      map[string]virt.DiskStats{"containerdisk": {ReadBytes: 4096, ReadRequests: 2, ReadTime: 3_000_000}},
 		}}}
 	}
-	h := Handler(NewCollector("node-1", source), tokens, onlyPrometheus)
-	code, body := scrape(t, h, "/metrics", "prometheus")
-	if code != http.StatusOK {
-		t.Fatalf("scrape: %d %s", code, body)
-	}
+	body := scrape(t, NewCollector("node-1", source))
 	ids := `name="vm-a",namespace="ns1",node="node-1"`
 	for _, want := range []string{
 		`kubevirt_vmi_cpu_usage_seconds_total{` + ids + `} 2.5`,
@@ -85,26 +71,6 @@ func TestMetricsOfVMIs(t *testing.T) {
 	for _, absent := range []string{"kubevirt_vmi_cpu_system_usage_seconds_total{", "kubevirt_vmi_memory_available_bytes{"} {
 		if strings.Contains(body, absent) {
 			t.Errorf("%s reported although libvirt gave no value", absent)
-		}
-	}
-}
-
-// TestMetricsNeedAuthorization: no token is 401, a token without the right to get /metrics
-// 403, another path 404.
-func TestMetricsNeedAuthorization(t *testing.T) {
-	h := Handler(NewCollector("node-1", func(context.Context) []agent.VMIStats { return nil }), tokens, onlyPrometheus)
-	for _, tc := range []struct {
-		path, token string
-		want        int
-	}{
-		{"/metrics", "", http.StatusUnauthorized},
-		{"/metrics", "forged", http.StatusUnauthorized},
-		{"/metrics", "someone", http.StatusForbidden},
-		{"/metrics", "prometheus", http.StatusOK},
-		{"/other", "prometheus", http.StatusNotFound},
-	} {
-		if code, body := scrape(t, h, tc.path, tc.token); code != tc.want {
-			t.Errorf("GET %s as %q: %d %s, want %d", tc.path, tc.token, code, body, tc.want)
 		}
 	}
 }
