@@ -233,6 +233,14 @@ func TestGuestAgent(t *testing.T) {
 		}
 	}
 
+	// The controllers count the instance among the running ones of its node, with its guest OS.
+	phase := fmt.Sprintf(`flavor="<none>",guest_os_kernel_release=%q,guest_os_machine="x86_64",guest_os_name="NativeVirt demo guest",guest_os_version_id="1",instance_type="<none>",node=%q,os="<none>",phase="running",preference="<none>",workload="<none>"`,
+		info.OS.KernelRelease, running.Status.NodeName)
+	// (At least 1: an instance of an earlier test may still be shutting down on the node.)
+	if v, err := metricValue(f.scrapeControllers(allowed), "kubevirt_vmi_phase_count", phase); err != nil || v < 1 {
+		t.Errorf("kubevirt_vmi_phase_count{%s} = %v (%v), want at least 1", phase, v, err)
+	}
+
 	// The guestAgentPing liveness probe passed all along: the same pod, no Unhealthy event.
 	if v, err := f.vmi(name); err != nil || v.Status.Phase != kubevirtv1.Running || v.UID != running.UID {
 		t.Errorf("%s: %v, phase %s; want the same instance still Running", name, err, phaseOf(v))

@@ -96,8 +96,37 @@ func (f *flow) scrapeNode(node, token string) (int, string) {
 	if !pool.AppendCertsFromPEM(certs.Data["ca.crt"]) {
 		f.t.Fatal("no node CA in nativevirt-handler-certs")
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	req, err := http.NewRequest(http.MethodGet, "https://"+net.JoinHostPort(host, strconv.Itoa(metricsPort))+"/metrics", nil)
+	return f.scrape("https://"+net.JoinHostPort(host, strconv.Itoa(metricsPort))+"/metrics", token, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+}
+
+// scrapeControllers sums what every nativevirt-controller replica reports (only the leader has
+// samples) at its metrics port; their certificates are self-signed, so they are not verified.
+func (f *flow) scrapeControllers(token string) string {
+	f.t.Helper()
+	pods, err := f.kube.CoreV1().Pods("nativevirt").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nativevirt-controller"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var all string
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		code, body := f.scrape("https://"+net.JoinHostPort(p.Status.PodIP, "8443")+"/metrics", token,
+			&tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec // self-signed, see above
+		if code != http.StatusOK {
+			f.t.Errorf("controller %s metrics: %d %s", p.Name, code, body)
+		}
+		all += body
+	}
+	return all
+}
+
+// scrape GETs url with token (none when empty) and returns the status code and the body.
+func (f *flow) scrape(url, token string, tlsConfig *tls.Config) (int, string) {
+	f.t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -106,7 +135,7 @@ func (f *flow) scrapeNode(node, token string) (int, string) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		f.t.Fatalf("scraping the node agent of %s: %v", node, err)
+		f.t.Fatalf("scraping %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)

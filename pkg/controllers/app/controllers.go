@@ -16,6 +16,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	ctrlmetrics "github.com/nativevirt/nativevirt/pkg/controllers/metrics"
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/controllers/node"
 	"github.com/nativevirt/nativevirt/pkg/controllers/replicaset"
@@ -34,6 +35,8 @@ type Controllers struct {
 	podFactory  kubeinformers.SharedInformerFactory
 	nodeFactory kubeinformers.SharedInformerFactory
 	events      *cmdutil.Events
+
+	listers ctrlmetrics.Listers
 
 	vm         *vm.Controller
 	vmi        *vmi.Controller
@@ -61,6 +64,7 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		return events.Recorder(corev1.EventSource{Component: component})
 	}
 	kvi := c.kvFactory.Kubevirt().V1()
+	c.listers = ctrlmetrics.Listers{VMs: kvi.VirtualMachines().Lister(), VMIs: kvi.VirtualMachineInstances().Lister()}
 	pods := c.podFactory.Core().V1().Pods()
 	// Claims of persistentVolumeClaim volumes: their volume mode shapes the launcher pod.
 	claims := c.nodeFactory.Core().V1().PersistentVolumeClaims().Lister()
@@ -88,6 +92,9 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	}
 	return c, nil
 }
+
+// Listers are the caches of VMs and VMIs, for the metrics.
+func (c *Controllers) Listers() *ctrlmetrics.Listers { return &c.listers }
 
 // Run starts the informers and all controllers with workers each, and returns when ctx ends.
 func (c *Controllers) Run(ctx context.Context, workers int) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 )
 
 // serviceAccountNamespaceFile holds the pod's namespace inside a cluster.
@@ -41,6 +42,8 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// HealthAddr serves /healthz and /readyz; empty disables it.
 	HealthAddr string
+	// MetricsAddr serves the VM and VMI metrics over HTTPS; empty disables it.
+	MetricsAddr string
 	// QPS and Burst limit the client's request rate.
 	QPS   float32
 	Burst int
@@ -61,6 +64,7 @@ func NewOptions() *Options {
 		RenewDeadline:        10 * time.Second,
 		RetryPeriod:          2 * time.Second,
 		HealthAddr:           ":8080",
+		MetricsAddr:          ":8443",
 		QPS:                  50,
 		Burst:                100,
 		Migration:            migration.DefaultConfig(),
@@ -96,6 +100,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing before it gives up leading.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "Interval between attempts to acquire or renew the Lease.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /readyz; empty disables it.")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the HTTPS endpoint "+metricsserver.Path+
+		" with kubevirt_vmi_phase_count and kubevirt_vm_info (a self-signed certificate; callers need a bearer token allowed to get "+
+		metricsserver.Path+"); empty disables it.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Requests per second to the API servers.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Request burst to the API servers.")
 	fs.IntVar(&o.Migration.ParallelMigrationsPerCluster, "parallel-migrations-per-cluster", o.Migration.ParallelMigrationsPerCluster,

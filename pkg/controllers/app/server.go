@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,10 +15,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	ctrlmetrics "github.com/nativevirt/nativevirt/pkg/controllers/metrics"
+	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 )
 
 // NewCommand is the nativevirt-controller command; it runs until ctx ends.
@@ -50,12 +54,20 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 
+	collector := &ctrlmetrics.Collector{}
+	stopMetrics, err := serveMetrics(ctx, o.MetricsAddr, kube, collector)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	var elector *leaderelection.LeaderElector
 	runControllers := func(ctx context.Context) error {
 		ctrls, err := NewControllers(kube, kv, o.launcherConfig(), o.Migration)
 		if err != nil {
 			return err
 		}
+		collector.Use(ctrls.Listers())
+		defer collector.Use(nil)
 		return ctrls.Run(ctx, o.Workers)
 	}
 	if !o.LeaderElect {
@@ -114,6 +126,39 @@ func Run(ctx context.Context, o *Options) error {
 		return errors.New("lost the leader lease")
 	}
 	return nil
+}
+
+// serveMetrics serves the collector on addr over HTTPS with a self-signed certificate (as
+// kube-controller-manager does without --tls-cert-file) until ctx ends; it returns a function that
+// stops it.
+func serveMetrics(ctx context.Context, addr string, kube kubernetes.Interface, c *ctrlmetrics.Collector) (func(), error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "nativevirt-controller"
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, []string{"nativevirt-controller"})
+	if err != nil {
+		return nil, fmt.Errorf("the metrics endpoint's self-signed certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := metricsserver.Server(addr, cert, kube, c)
+	if err != nil {
+		return nil, err
+	}
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	go func() {
+		klog.FromContext(ctx).Info("Metrics served", "address", addr, "path", metricsserver.Path)
+		if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.FromContext(ctx).Error(err, "Metrics endpoint failed", "addr", addr)
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
 }
 
 // serveHealth serves /healthz (failing when a leader stopped renewing its lease) and /readyz on
