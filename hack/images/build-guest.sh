@@ -26,7 +26,10 @@ busybox=/bin/busybox
 # with the packaged dynamic loader, so a missing one fails the build).
 agent_pkgs=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2)
 modules=(virtio_pci virtio_blk virtio_net virtio_scsi virtio_console e1000 sd_mod sr_mod ahci
-	isofs vfat ext4 crc32c_generic nls_cp437 nls_ascii nls_iso8859-1 nls_utf8 button evdev)
+	isofs vfat nls_cp437 nls_ascii nls_iso8859-1 nls_utf8 button evdev)
+# Modules the initramfs carries but the kernel loads only when asked (a mount of an ext2/3/4 file
+# system): loading them at boot would cost every boot CPU time under emulation.
+lazy_modules=(ext4 crc32c_generic)
 
 need=()
 for cmd in apt-get dpkg-deb cpio gzip; do
@@ -86,7 +89,7 @@ done
 
 # Modules with their dependencies, in load order (dependencies first, as modules.dep lists them).
 declare -A copied=()
-for m in "${modules[@]}"; do
+for m in "${modules[@]}" "${lazy_modules[@]}"; do
 	line=$(grep -E "/${m}\.ko:" "$kdir/modules.dep" || true)
 	[[ -n $line ]] || { grep -qE "/${m}\.ko\$" "$kdir/modules.builtin" && continue; nv_die "module $m not found in $kabi"; }
 	for f in ${line/:/}; do

@@ -36,7 +36,7 @@ import (
 // guestAgentUserData formats the disk with serial DATA1 as ext2 and mounts it at /data: a file
 // system the guest agent reports and can freeze (the initramfs's own cannot be frozen).
 const guestAgentUserData = "#!/bin/sh\nfor b in /sys/block/vd*; do [ \"$(cat $b/serial 2>/dev/null)\" = DATA1 ] && dev=/dev/${b##*/}; done\n" +
-	"mke2fs -q $dev && mkdir -p /data && mount $dev /data && echo data-mounted\n"
+	"mke2fs -q $dev && mkdir -p /data && mount -t ext2 $dev /data && echo data-mounted\n"
 
 // TestGuestAgent: the demo guest runs QEMU's guest agent, so what KubeVirt asks of it works end
 // to end: the AgentConnected condition and the guest OS in the status, the guestosinfo, userlist
