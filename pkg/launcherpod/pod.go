@@ -86,7 +86,7 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 			TerminationGracePeriodSeconds: ptr.To(grace + PodGracePeriodSlack),
 			AutomountServiceAccountToken:  ptr.To(false),
 			EnableServiceLinks:            ptr.To(false),
-			NodeSelector:                  nodeSelector(spec.NodeSelector),
+			NodeSelector:                  nodeSelector(spec),
 			Affinity:                      spec.Affinity.DeepCopy(),
 			Tolerations:                   copyTolerations(spec.Tolerations),
 			TopologySpreadConstraints:     copySpread(spec.TopologySpreadConstraints),
@@ -169,13 +169,18 @@ func podLabels(vmi *kubevirtv1.VirtualMachineInstance) map[string]string {
 	return labels
 }
 
-// nodeSelector adds the schedulable label, so that pods land only where a node agent lives.
-func nodeSelector(in map[string]string) map[string]string {
-	out := make(map[string]string, len(in)+1)
-	for k, v := range in {
+// nodeSelector is the instance's node selector with the schedulable label, so that pods land
+// only where a node agent lives, and the label of a named CPU model, so that they land only where
+// QEMU can give the guest that CPU.
+func nodeSelector(spec *kubevirtv1.VirtualMachineInstanceSpec) map[string]string {
+	out := make(map[string]string, len(spec.NodeSelector)+2)
+	for k, v := range spec.NodeSelector {
 		out[k] = v
 	}
 	out[SchedulableLabel] = "true"
+	if l := CPUModelLabel(&spec.Domain); l != "" {
+		out[l] = "true"
+	}
 	return out
 }
 

@@ -29,6 +29,7 @@ import (
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
@@ -174,7 +175,8 @@ func Run(ctx context.Context, o *Options) error {
 		errs <- a.Run(ctx, o.Workers, vmiInformer.HasSynced, targetInformer.HasSynced, podInformer.Informer().HasSynced)
 	}()
 
-	hb := &heartbeat.Heartbeat{Client: kube, NodeName: o.NodeName, Emulation: emulation, Endpoint: endpoint}
+	hb := &heartbeat.Heartbeat{Client: kube, NodeName: o.NodeName, Emulation: emulation, Endpoint: endpoint,
+		CPUModels: cpuModels(ctx, o.QEMUCapabilitiesDir, emulation)}
 	go hb.Run(ctx)
 
 	if tlsFiles != nil {
@@ -228,6 +230,26 @@ func Run(ctx context.Context, o *Options) error {
 	case err := <-errs:
 		return err
 	}
+}
+
+// cpuModels are the CPU models the node's QEMU offers guests (of its accelerator), from the
+// capabilities the DaemonSet's probe wrote; none without them (guests that name a model are then
+// not scheduled here).
+func cpuModels(ctx context.Context, dir string, emulation bool) []string {
+	if dir == "" {
+		return nil
+	}
+	kind := launcherpod.QEMUCapabilitiesKVM
+	if emulation {
+		kind = launcherpod.QEMUCapabilitiesTCG
+	}
+	models, err := qemucaps.UsableCPUModels(dir, kind)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "No CPU models to label the node with: guests that name a CPU model will not be scheduled here")
+		return nil
+	}
+	klog.FromContext(ctx).Info("CPU models for guests", "kind", kind, "models", models)
+	return models
 }
 
 // tlsFiles are the node CA and the agent's certificate and key, PEM.

@@ -1,6 +1,6 @@
 // Package heartbeat keeps the node agent's marks on its Node: the labels the
-// launcher pods are scheduled by (kubevirt.io/schedulable, and whether the
-// node emulates or uses KVM), the endpoint of its stream server, and a
+// launcher pods are scheduled by (kubevirt.io/schedulable, whether the node
+// emulates or uses KVM, the CPU models QEMU can give guests), the endpoint of its stream server, and a
 // timestamp refreshed every Interval. The VMI controller marks a node
 // unschedulable when the timestamp is older than 120 s, so a dead agent stops
 // receiving new VMIs.
@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
@@ -28,6 +30,8 @@ const (
 	SchedulableLabel = "kubevirt.io/schedulable"
 	// EmulationLabel is "true" when guests run under TCG emulation, "false" with KVM.
 	EmulationLabel = "nativevirt.io/emulation"
+	// CPUModelLabelPrefix prefixes the labels of the CPU models guests can have here (KubeVirt's).
+	CPUModelLabelPrefix = launcherpod.CPUModelLabelPrefix
 	// HeartbeatAnnotation holds the time of the latest heartbeat (RFC 3339).
 	HeartbeatAnnotation = "kubevirt.io/heartbeat"
 	// Interval is how often the heartbeat is written.
@@ -44,6 +48,11 @@ type Heartbeat struct {
 	Emulation bool
 	// Endpoint is the stream server's host:port, as the apiserver reaches it.
 	Endpoint string
+	// CPUModels are the CPU models QEMU can give guests on this node: each is the label
+	// CPUModelLabelPrefix+model, "true"; the first beat removes the node's other such labels.
+	CPUModels []string
+	// cleaned is set once stale CPU model labels were removed.
+	cleaned bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -54,12 +63,28 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	if h.Now != nil {
 		now = h.Now
 	}
+	labels := map[string]any{
+		SchedulableLabel: "true",
+		EmulationLabel:   strconv.FormatBool(h.Emulation),
+	}
+	for _, m := range h.CPUModels {
+		labels[CPUModelLabelPrefix+m] = "true"
+	}
+	if !h.cleaned {
+		// Labels of models this node no longer offers (another QEMU, KVM gone) must go.
+		n, err := h.Client.CoreV1().Nodes().Get(ctx, h.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("heartbeat on node %s: %w", h.NodeName, err)
+		}
+		for k := range n.Labels {
+			if _, keep := labels[k]; !keep && strings.HasPrefix(k, CPUModelLabelPrefix) {
+				labels[k] = nil
+			}
+		}
+	}
 	patch := map[string]interface{}{
 		"metadata": map[string]interface{}{
-			"labels": map[string]string{
-				SchedulableLabel: "true",
-				EmulationLabel:   strconv.FormatBool(h.Emulation),
-			},
+			"labels": labels,
 			"annotations": map[string]string{
 				HeartbeatAnnotation:               now().UTC().Format(time.RFC3339),
 				streams.HandlerEndpointAnnotation: h.Endpoint,
@@ -73,6 +98,7 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	if _, err := h.Client.CoreV1().Nodes().Patch(ctx, h.NodeName, types.MergePatchType, data, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("heartbeat on node %s: %w", h.NodeName, err)
 	}
+	h.cleaned = true
 	return nil
 }
 

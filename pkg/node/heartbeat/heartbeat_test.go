@@ -64,3 +64,26 @@ func TestBeatMissingNode(t *testing.T) {
 		t.Error("heartbeat on a missing node succeeded")
 	}
 }
+
+// TestBeatCPUModels: the node is labelled with its CPU models; labels of models it no longer
+// offers go at the first beat, other labels stay.
+func TestBeatCPUModels(t *testing.T) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
+		"team": "a", CPUModelLabelPrefix + "Skylake-Client": "true", CPUModelLabelPrefix + "Nehalem": "true",
+	}}})
+	h := &Heartbeat{Client: client, NodeName: "n1", Emulation: true, CPUModels: []string{"Nehalem", "Westmere"}}
+	for range 2 {
+		if err := h.Beat(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := client.CoreV1().Nodes().Get(t.Context(), "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"team": "a", SchedulableLabel: "true", EmulationLabel: "true",
+		CPUModelLabelPrefix + "Nehalem": "true", CPUModelLabelPrefix + "Westmere": "true"}
+	if diff := cmp.Diff(want, n.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+}
