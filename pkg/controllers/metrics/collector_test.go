@@ -1,45 +1,16 @@
 package metrics
 
 import (
-	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/tools/cache"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
-	"github.com/nativevirt/nativevirt/pkg/metricsserver"
+	"github.com/nativevirt/nativevirt/pkg/metricsserver/metricstest"
 )
-
-// handler serves c to anyone.
-func handler(c *Collector) http.Handler {
-	anyone := authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
-		return &authenticator.Response{User: &user.DefaultInfo{Name: "prometheus"}}, true, nil
-	})
-	allow := authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
-		return authorizer.DecisionAllow, "", nil
-	})
-	return metricsserver.Handler(anyone, allow, c)
-}
-
-func scrape(t *testing.T, h http.Handler) string {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, metricsserver.Path, nil))
-	body, _ := io.ReadAll(rec.Result().Body)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("scrape: %d %s", rec.Code, body)
-	}
-	return string(body)
-}
 
 // TestPhaseCountAndVMInfo: VMIs are counted per node, phase and KubeVirt's labels; each VM is
 // one kubevirt_vm_info sample with its status and status group. A replica without caches (not
@@ -64,12 +35,12 @@ func TestPhaseCountAndVMInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Collector{}
-	h := handler(c)
-	if body := scrape(t, h); strings.Contains(body, "kubevirt_vmi_phase_count{") {
+	h := metricstest.Handler(c)
+	if body := metricstest.Scrape(t, h); strings.Contains(body, "kubevirt_vmi_phase_count{") {
 		t.Errorf("samples from a replica without caches:\n%s", body)
 	}
 	c.Use(&Listers{VMs: listers.NewVirtualMachineLister(vms), VMIs: listers.NewVirtualMachineInstanceLister(vmis)})
-	body := scrape(t, h)
+	body := metricstest.Scrape(t, h)
 	for _, want := range []string{
 		`kubevirt_vmi_phase_count{flavor="<none>",guest_os_kernel_release="6.5",guest_os_machine="x86_64",guest_os_name="Fedora",guest_os_version_id="39",instance_type="<none>",node="n1",os="fedora",phase="running",preference="<none>",workload="<none>"} 1`,
 		`kubevirt_vmi_phase_count{flavor="<none>",guest_os_kernel_release="<none>",guest_os_machine="<none>",guest_os_name="<none>",guest_os_version_id="<none>",instance_type="<none>",node="n1",os="<none>",phase="running",preference="<none>",workload="<none>"} 2`,

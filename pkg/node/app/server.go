@@ -184,31 +184,15 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return err
 		}
-		go func() {
-			<-ctx.Done()
-			_ = srv.Close()
-		}()
-		go func() {
-			logger.Info("Stream server listening", "address", srv.Addr, "advertised", hb.Endpoint)
-			if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs <- fmt.Errorf("stream server: %w", err)
-			}
-		}()
+		logger.Info("Stream server listening", "address", srv.Addr, "advertised", hb.Endpoint)
+		serveTLS(ctx, srv, "stream server", errs)
 		if o.MetricsPort != 0 {
 			srv, err := metricsServer(o, tlsFiles, kube, nodemetrics.NewCollector(o.NodeName, a.DomainStats))
 			if err != nil {
 				return err
 			}
-			go func() {
-				<-ctx.Done()
-				_ = srv.Close()
-			}()
-			go func() {
-				logger.Info("Metrics served", "address", srv.Addr, "path", metricsserver.Path)
-				if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					errs <- fmt.Errorf("metrics server: %w", err)
-				}
-			}()
+			logger.Info("Metrics served", "address", srv.Addr, "path", metricsserver.Path)
+			serveTLS(ctx, srv, "metrics server", errs)
 		}
 	} else {
 		logger.Info("No TLS files given: console, VNC, pause and metrics are not served on this node")
@@ -250,6 +234,20 @@ func cpuModels(ctx context.Context, dir string, emulation bool) []string {
 	}
 	klog.FromContext(ctx).Info("CPU models for guests", "kind", kind, "models", models)
 	return models
+}
+
+// serveTLS runs srv (its TLSConfig holds the certificate) until ctx ends; a failure goes to errs
+// as what's.
+func serveTLS(ctx context.Context, srv *http.Server, what string, errs chan<- error) {
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() {
+		if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("%s: %w", what, err)
+		}
+	}()
 }
 
 // tlsFiles are the node CA and the agent's certificate and key, PEM.

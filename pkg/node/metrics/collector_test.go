@@ -2,40 +2,15 @@ package metrics
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-
-	"github.com/nativevirt/nativevirt/pkg/metricsserver"
+	"github.com/nativevirt/nativevirt/pkg/metricsserver/metricstest"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
 func u64(v uint64) *uint64 { return &v }
-
-// scrape reads the collector's metrics as an authorized caller.
-func scrape(t *testing.T, c *Collector) string {
-	t.Helper()
-	anyone := authenticator.RequestFunc(func(*http.Request) (*authenticator.Response, bool, error) {
-		return &authenticator.Response{User: &user.DefaultInfo{Name: "prometheus"}}, true, nil
-	})
-	allow := authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
-		return authorizer.DecisionAllow, "", nil
-	})
-	rec := httptest.NewRecorder()
-	metricsserver.Handler(anyone, allow, c).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, metricsserver.Path, nil))
-	body, _ := io.ReadAll(rec.Result().Body)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("scrape: %d %s", rec.Code, body)
-	}
-	return string(body)
-}
 
 // TestMetricsOfVMIs: the node's domain statistics become KubeVirt's kubevirt_vmi_* metrics,
 // labelled with the node, the VMI and its interface or disk; counters libvirt did not report are
@@ -50,7 +25,7 @@ func TestMetricsOfVMIs(t *testing.T) {
 			Disks:      map[string]virt.DiskStats{"containerdisk": {ReadBytes: 4096, ReadRequests: 2, ReadTime: 3_000_000}},
 		}}}
 	}
-	body := scrape(t, NewCollector("node-1", source))
+	body := metricstest.Scrape(t, metricstest.Handler(NewCollector("node-1", source)))
 	ids := `name="vm-a",namespace="ns1",node="node-1"`
 	for _, want := range []string{
 		`kubevirt_vmi_cpu_usage_seconds_total{` + ids + `} 2.5`,

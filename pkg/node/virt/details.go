@@ -87,22 +87,8 @@ func ParseDetails(domainXML []byte) (DomainDetails, error) {
 			Unit  string `xml:"unit,attr"`
 			Value int64  `xml:",chardata"`
 		} `xml:"currentMemory"`
-		Disks []struct {
-			Target struct {
-				Dev string `xml:"dev,attr"`
-			} `xml:"target"`
-			Alias struct {
-				Name string `xml:"name,attr"`
-			} `xml:"alias"`
-		} `xml:"devices>disk"`
-		Interfaces []struct {
-			MAC struct {
-				Address string `xml:"address,attr"`
-			} `xml:"mac"`
-			Alias struct {
-				Name string `xml:"name,attr"`
-			} `xml:"alias"`
-		} `xml:"devices>interface"`
+		Disks      []xmlDevice `xml:"devices>disk"`
+		Interfaces []xmlDevice `xml:"devices>interface"`
 	}
 	if err := xml.Unmarshal(domainXML, &dom); err != nil {
 		return DomainDetails{}, err
@@ -114,16 +100,35 @@ func ParseDetails(domainXML []byte) (DomainDetails, error) {
 		out.Sockets, out.Cores, out.Threads = t.Sockets, t.Cores, t.Threads
 	}
 	for _, d := range dom.Disks {
-		if name, ok := strings.CutPrefix(d.Alias.Name, "ua-"); ok && d.Target.Dev != "" {
+		if name, ok := d.vmiName(); ok && d.Target.Dev != "" {
 			out.DiskTargets[name] = d.Target.Dev
 		}
 	}
 	for _, i := range dom.Interfaces {
-		if name, ok := strings.CutPrefix(i.Alias.Name, "ua-"); ok && i.MAC.Address != "" {
+		if name, ok := i.vmiName(); ok && i.MAC.Address != "" {
 			out.InterfaceMACs[name] = i.MAC.Address
 		}
 	}
 	return out, nil
+}
+
+// xmlDevice is what the agent reads of a disk or an interface in a domain's XML.
+type xmlDevice struct {
+	Target struct {
+		Dev string `xml:"dev,attr"`
+	} `xml:"target"`
+	MAC struct {
+		Address string `xml:"address,attr"`
+	} `xml:"mac"`
+	Alias struct {
+		Name string `xml:"name,attr"`
+	} `xml:"alias"`
+}
+
+// vmiName is the name of the VMI's disk or interface the device is: the converter's alias is
+// "ua-<name>".
+func (d xmlDevice) vmiName() (string, bool) {
+	return strings.CutPrefix(d.Alias.Name, "ua-")
 }
 
 // unitBytes is the size of a libvirt memory unit (KiB when absent).

@@ -3,7 +3,6 @@ package virt
 import (
 	"encoding/xml"
 	"fmt"
-	"strings"
 
 	"libvirt.org/go/libvirt"
 )
@@ -134,24 +133,16 @@ func statsOf(s *libvirt.DomainStats, aliases map[string]string) DomainStats {
 // the names of the VMI's disks and interfaces, which the converter gives them as aliases
 // ("ua-<name>").
 func deviceAliases(domainXML string) (map[string]string, error) {
-	type device struct {
-		Target struct {
-			Dev string `xml:"dev,attr"`
-		} `xml:"target"`
-		Alias struct {
-			Name string `xml:"name,attr"`
-		} `xml:"alias"`
-	}
 	var dom struct {
-		Disks      []device `xml:"devices>disk"`
-		Interfaces []device `xml:"devices>interface"`
+		Disks      []xmlDevice `xml:"devices>disk"`
+		Interfaces []xmlDevice `xml:"devices>interface"`
 	}
 	if err := xml.Unmarshal([]byte(domainXML), &dom); err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for _, d := range append(dom.Disks, dom.Interfaces...) {
-		if name, ok := strings.CutPrefix(d.Alias.Name, "ua-"); ok && d.Target.Dev != "" {
+		if name, ok := d.vmiName(); ok && d.Target.Dev != "" {
 			out[d.Target.Dev] = name
 		}
 	}
