@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"sync"
 
@@ -101,6 +102,7 @@ func (d *Daemon) Domain(name string) *Domain {
 		return nil
 	}
 	c := *dom
+	c.Notes = maps.Clone(dom.Notes)
 	return &c
 }
 
