@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"strings"
@@ -34,7 +35,8 @@ import (
 // account and a sysprep answer file as KubeVirt does: each an ISO disk with the volume's files, labelled with its
 // volumeLabel (cfgdata by default). The kubelet mounts them into the launcher pod with the pod's
 // rights and the launcher builds the disks; the guest mounts them by label and reads them. An
-// SSH key access credential (noCloud) reaches the cloud-init meta-data.
+// SSH key access credential (noCloud) reaches the cloud-init meta-data, and a secret volume
+// without a disk gives the guest a SLIC ACPI table (firmware.acpi.slicNameRef).
 func TestConfigVolumes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-cfgvol")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -52,6 +54,12 @@ func TestConfigVolumes(t *testing.T) {
 	}
 	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "db"}, Data: map[string][]byte{"password": []byte("s3cr3t-42")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A SLIC ACPI table (Windows OEM activation), from a secret volume without a disk.
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "slic"}, Data: map[string][]byte{"slic.bin": slicTable("nativevirt-slic-marker")},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +94,9 @@ func TestConfigVolumes(t *testing.T) {
 		spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, kubevirtv1.Disk{Name: v.Name,
 			DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}})
 	}
+	spec.Volumes = append(spec.Volumes, kubevirtv1.Volume{Name: "acpi", VolumeSource: kubevirtv1.VolumeSource{
+		Secret: &kubevirtv1.SecretVolumeSource{SecretName: "slic"}}})
+	spec.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &kubevirtv1.ACPI{SlicNameRef: "acpi"}}
 	spec.AccessCredentials = []kubevirtv1.AccessCredential{{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
 		Source: kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "ssh-keys"}},
 		PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
@@ -128,6 +139,13 @@ func TestConfigVolumes(t *testing.T) {
 	if strings.Contains(s.all(), "can't find") {
 		t.Errorf("a disk label was not found:\n%s", s.all())
 	}
+	// The SLIC table is among the guest's ACPI tables.
+	s.send("echo slic-$(grep -c nativevirt-slic-marker /sys/firmware/acpi/tables/SLIC)-end")
+	if s.expect(regexp.MustCompile(`slic-1-end`), time.Minute, false) == nil {
+		t.Errorf("the guest has no SLIC table from the secret:\n%s", s.all())
+	} else {
+		t.Log("the guest's ACPI tables hold the SLIC table of the secret")
+	}
 	// The access credential's key is in the NoCloud meta-data (cloud-init's public-keys), which
 	// the demo guest's init mounted at /mnt/cloudinit.
 	s.send("echo keys-$(grep -c '\"tester\": \"" + sshKey + "\"' /mnt/cloudinit/meta-data)-end")
@@ -166,4 +184,25 @@ func TestConfigVolumes(t *testing.T) {
 	if err == nil {
 		f.goneWithPods(broken.Name, brokenVMI.UID)
 	}
+}
+
+// slicTable is an ACPI SLIC table: the 36-byte header (signature, length, revision, checksum,
+// OEM and creator fields) and body, its bytes summing to 0.
+func slicTable(body string) []byte {
+	t := make([]byte, 36, 36+len(body))
+	copy(t[0:4], "SLIC")
+	binary.LittleEndian.PutUint32(t[4:8], uint32(36+len(body)))
+	t[8] = 1
+	copy(t[10:16], "NVTEST")
+	copy(t[16:24], "NVSLIC01")
+	binary.LittleEndian.PutUint32(t[24:28], 1)
+	copy(t[28:32], "NVRT")
+	binary.LittleEndian.PutUint32(t[32:36], 1)
+	t = append(t, body...)
+	var sum byte
+	for _, b := range t {
+		sum += b
+	}
+	t[9] = -sum
+	return t
 }

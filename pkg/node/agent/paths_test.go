@@ -14,6 +14,7 @@ func TestConverterAndPodAgreeOnPaths(t *testing.T) {
 		{"disks volume", convert.DefaultDisksDir, launcherpod.DisksDir},
 		{"container disk", convert.VolumeImagePath(convert.DefaultDisksDir, "vol"), launcherpod.ContainerDiskPath("vol")},
 		{"config disk", convert.ConfigISOPath(convert.DefaultDisksDir, "vol"), launcherpod.ConfigDiskPath("vol")},
+		{"config volume (an ACPI table's secret)", convert.DefaultConfigDir + "/vol", launcherpod.ConfigVolumePath("vol")},
 	} {
 		if tt.domain != tt.pod {
 			t.Errorf("%s: the domain uses %s, the pod writes %s", tt.what, tt.domain, tt.pod)

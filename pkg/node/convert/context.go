@@ -16,6 +16,9 @@ const (
 	// DefaultPVCDir is where filesystem-mode claims are mounted, one
 	// directory per volume.
 	DefaultPVCDir = "/var/run/nativevirt-pvcs"
+	// DefaultConfigDir is where config volumes (configMap, secret, ...) are mounted, one
+	// directory per volume (launcherpod.ConfigVolumesDir).
+	DefaultConfigDir = "/var/run/nativevirt-config"
 	// DefaultEmulator is the QEMU binary of the launcher image.
 	DefaultEmulator = "/usr/bin/qemu-system-x86_64"
 )
@@ -32,6 +35,8 @@ const (
 	// ConfigISOFile is the disk the launcher builds from a config volume (configMap, secret,
 	// serviceAccount, downwardAPI); launcherpod.ConfigDiskFile.
 	ConfigISOFile = "config.iso"
+	// SlicTableFile is the SLIC table's file in its secret volume (KubeVirt's key).
+	SlicTableFile = "slic.bin"
 	// KernelBootDir is the directory under DisksDir that receives the
 	// kernel and initrd of spec.domain.firmware.kernelBoot.
 	KernelBootDir = "kernel-boot"
@@ -67,6 +72,8 @@ type Context struct {
 	DisksDir string
 	// PVCDir is the directory of filesystem-mode claims inside the pod.
 	PVCDir string
+	// ConfigDir is the directory of config volumes inside the pod.
+	ConfigDir string
 	// Emulator is the QEMU binary inside the pod.
 	Emulator string
 	// DiskFormats maps a volume name to the format of its image. Container
@@ -92,6 +99,9 @@ func (c Context) withDefaults() Context {
 	if c.PVCDir == "" {
 		c.PVCDir = DefaultPVCDir
 	}
+	if c.ConfigDir == "" {
+		c.ConfigDir = DefaultConfigDir
+	}
 	if c.Emulator == "" {
 		c.Emulator = DefaultEmulator
 	}
@@ -100,7 +110,7 @@ func (c Context) withDefaults() Context {
 
 // validate checks the context itself; errors here are the caller's, not the user's.
 func (c Context) validate() error {
-	for name, dir := range map[string]string{"RunDir": c.RunDir, "DisksDir": c.DisksDir, "PVCDir": c.PVCDir, "Emulator": c.Emulator} {
+	for name, dir := range map[string]string{"RunDir": c.RunDir, "DisksDir": c.DisksDir, "PVCDir": c.PVCDir, "ConfigDir": c.ConfigDir, "Emulator": c.Emulator} {
 		if !path.IsAbs(dir) {
 			return fmt.Errorf("convert context: %s %q is not an absolute path", name, dir)
 		}

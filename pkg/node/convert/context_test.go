@@ -10,10 +10,11 @@ import (
 func TestContextDefaults(t *testing.T) {
 	got := Context{}.withDefaults()
 	want := Context{
-		RunDir:   "/var/run/nativevirt",
-		DisksDir: "/var/run/nativevirt-disks",
-		PVCDir:   "/var/run/nativevirt-pvcs",
-		Emulator: "/usr/bin/qemu-system-x86_64",
+		RunDir:    "/var/run/nativevirt",
+		DisksDir:  "/var/run/nativevirt-disks",
+		PVCDir:    "/var/run/nativevirt-pvcs",
+		ConfigDir: "/var/run/nativevirt-config",
+		Emulator:  "/usr/bin/qemu-system-x86_64",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -116,8 +116,23 @@ type OS struct {
 	Cmdline string `xml:"cmdline,omitempty"`
 	// BIOS configures SeaBIOS.
 	BIOS *OSBIOS `xml:"bios,omitempty"`
+	// ACPI adds ACPI tables from files.
+	ACPI *OSACPI `xml:"acpi,omitempty"`
 	// SMBIOS selects where SMBIOS data comes from.
 	SMBIOS *OSSMBIOS `xml:"smbios,omitempty"`
+}
+
+// OSACPI lists extra ACPI tables.
+type OSACPI struct {
+	Tables []ACPITable `xml:"table"`
+}
+
+// ACPITable is a whole ACPI table (header and body) in a file.
+type ACPITable struct {
+	// Type is the table's kind ("slic").
+	Type string `xml:"type,attr"`
+	// Path is the file.
+	Path string `xml:",chardata"`
 }
 
 // OSType is the <type> of <os>.

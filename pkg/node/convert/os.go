@@ -50,8 +50,14 @@ func convertOS(vmi *kubevirtv1.VirtualMachineInstance, c Context, serialConsole 
 		fp := p.Child("firmware")
 		errs = append(errs, convertBootloader(fw.Bootloader, serialConsole, &os, fp.Child("bootloader"))...)
 		errs = append(errs, convertKernelBoot(fw.KernelBoot, c, &os, fp.Child("kernelBoot"))...)
-		if fw.ACPI != nil {
-			errs = append(errs, field.Forbidden(fp.Child("acpi"), "ACPI tables from secrets are not supported"))
+		if a := fw.ACPI; a != nil {
+			if a.MsdmNameRef != "" {
+				errs = append(errs, field.Forbidden(fp.Child("acpi", "msdmNameRef"), "MSDM tables are not supported"))
+			}
+			if a.SlicNameRef != "" {
+				// The secret volume is mounted in the compute container; QEMU reads the table.
+				os.ACPI = &OSACPI{Tables: []ACPITable{{Type: "slic", Path: path.Join(c.ConfigDir, a.SlicNameRef, SlicTableFile)}}}
+			}
 		}
 	}
 	return os, errs

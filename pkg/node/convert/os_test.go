@@ -78,15 +78,20 @@ func TestConvertOS(t *testing.T) {
 			KernelBoot: &kubevirtv1.KernelBoot{Container: &kubevirtv1.KernelBootContainer{Image: "img", InitrdPath: "/initrd"}}}}},
 		wantErr: "spec.domain.firmware.kernelBoot.container.kernelPath",
 	}, {
-		name: "ACPI tables refused",
+		name: "SLIC table from its secret volume",
 		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{
 			ACPI: &kubevirtv1.ACPI{SlicNameRef: "slic"}}}},
-		wantErr: "spec.domain.firmware.acpi",
+		want: OS{Type: q35, SMBIOS: smbios, ACPI: &OSACPI{Tables: []ACPITable{{Type: "slic", Path: "/c/slic/slic.bin"}}}},
+	}, {
+		name: "MSDM table refused",
+		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{
+			ACPI: &kubevirtv1.ACPI{MsdmNameRef: "msdm"}}}},
+		wantErr: "spec.domain.firmware.acpi.msdmNameRef",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			vmi := &kubevirtv1.VirtualMachineInstance{Spec: tc.spec}
-			got, errs := convertOS(vmi, Context{DisksDir: "/d"}, !tc.noSerial, field.NewPath("spec", "domain"))
+			got, errs := convertOS(vmi, Context{DisksDir: "/d", ConfigDir: "/c"}, !tc.noSerial, field.NewPath("spec", "domain"))
 			checkErrs(t, errs, tc.wantErr)
 			if diff := cmp.Diff(tc.want, got); tc.wantErr == "" && diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

@@ -54,6 +54,32 @@ func validateSecureBoot(domain *kubevirtv1.DomainSpec, path *field.Path) field.E
 		"UEFI secure boot (the default of efi) needs SMM: set spec.domain.features.smm.enabled to true, or secureBoot to false")}
 }
 
+// validateACPI requires an ACPI table's reference to name a secret volume, as KubeVirt does: the
+// guest's SLIC table is that secret's slic.bin.
+func validateACPI(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	fw := spec.Domain.Firmware
+	if fw == nil || fw.ACPI == nil {
+		return nil
+	}
+	p := fldPath.Child("domain", "firmware", "acpi")
+	ref := fw.ACPI.SlicNameRef
+	if ref == "" {
+		if fw.ACPI.MsdmNameRef == "" {
+			return field.ErrorList{field.Required(p.Child("slicNameRef"), "acpi needs a table: slicNameRef names a secret volume holding slic.bin")}
+		}
+		return nil
+	}
+	for _, v := range spec.Volumes {
+		if v.Name == ref {
+			if v.Secret == nil {
+				return field.ErrorList{field.Invalid(p.Child("slicNameRef"), ref, "must name a volume of type secret (holding slic.bin)")}
+			}
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(p.Child("slicNameRef"), ref, "names no volume: it must name a secret volume holding slic.bin")}
+}
+
 // validateSerial allows a printable serial number of at most maxSerialLength characters.
 func validateSerial(serial string, fldPath *field.Path) field.ErrorList {
 	return validatePrintable(serial, maxSerialLength, unicode.IsPrint, "printable characters", fldPath)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
@@ -55,5 +57,25 @@ func TestValidateFirmware(t *testing.T) {
 			[]string{"Invalid:spec.domain.firmware.kernelBoot.container.kernelPath"}},
 		{"bad pull policy", fw(container(kubevirtv1.KernelBootContainer{Image: "k", InitrdPath: "/i", ImagePullPolicy: "Sometimes"})),
 			[]string{"NotSupported:spec.domain.firmware.kernelBoot.container.imagePullPolicy"}},
+	})
+}
+
+// TestValidateACPI: a SLIC table comes from a secret volume, named by slicNameRef.
+func TestValidateACPI(t *testing.T) {
+	acpi := func(a kubevirtv1.ACPI, vol kubevirtv1.VolumeSource) func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+		return func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			s.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &a}
+			s.Volumes = append(s.Volumes, kubevirtv1.Volume{Name: "tables", VolumeSource: vol})
+		}
+	}
+	secret := kubevirtv1.VolumeSource{Secret: &kubevirtv1.SecretVolumeSource{SecretName: "slic"}}
+	runSpecCases(t, []specCase{
+		{"slic from a secret volume", acpi(kubevirtv1.ACPI{SlicNameRef: "tables"}, secret), nil},
+		{"slic naming no volume", acpi(kubevirtv1.ACPI{SlicNameRef: "other"}, secret), []string{"Invalid:spec.domain.firmware.acpi.slicNameRef"}},
+		{"slic from a config map", acpi(kubevirtv1.ACPI{SlicNameRef: "tables"}, kubevirtv1.VolumeSource{
+			ConfigMap: &kubevirtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}),
+			[]string{"Invalid:spec.domain.firmware.acpi.slicNameRef"}},
+		{"no table", acpi(kubevirtv1.ACPI{}, secret), []string{"Required:spec.domain.firmware.acpi.slicNameRef"}},
+		{"msdm", acpi(kubevirtv1.ACPI{MsdmNameRef: "tables"}, secret), []string{"Forbidden:spec.domain.firmware.acpi.msdmNameRef"}},
 	})
 }

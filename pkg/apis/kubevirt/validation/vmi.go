@@ -48,6 +48,7 @@ func ValidateVMISpec(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field
 	errs = append(errs, validateGuestIdentity(spec, fldPath)...)
 	errs = append(errs, validateProbes(spec, fldPath)...)
 	errs = append(errs, validateAccessCredentials(spec, fldPath)...)
+	errs = append(errs, validateACPI(spec, fldPath)...)
 	return errs
 }
 
