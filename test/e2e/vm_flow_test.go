@@ -349,6 +349,10 @@ func TestVMFlow(t *testing.T) {
 	vmi4, _ := f.running(demoVM, vmi3.UID)
 	if s := vmi4.Spec.StartStrategy; s == nil || *s != kubevirtv1.StartStrategyPaused {
 		t.Errorf("the instance of start --paused has startStrategy %v, want Paused", s)
+		// Seen once in many runs: what the VM and the controllers said then.
+		out, _ := f.c.Kubectl("get", "vm", demoVM, "-n", f.ns, "-o", "yaml")
+		t.Logf("the VM:\n%s", out)
+		f.dump()
 	}
 	f.waitFor("condition Paused=True after start --paused", controllerTimeout, func() (bool, error) {
 		s, err := f.condition(demoVM, kubevirtv1.VirtualMachineInstancePaused)
