@@ -112,11 +112,16 @@ func SetDefaults_VirtualMachineInstanceSpec(obj *VirtualMachineInstanceSpec) {
 
 // setDefaultVolumeDisks appends a disk (defaulted later to a virtio disk) for
 // each volume without one. Hotplugged and memory dump volumes are not disks
-// of the guest at boot and are left alone.
+// of the guest at boot and are left alone, and so are the secrets that carry
+// ACPI tables (firmware.acpi), which reach the guest as those tables.
 func setDefaultVolumeDisks(obj *VirtualMachineInstanceSpec) {
 	named := make(map[string]bool, len(obj.Domain.Devices.Disks))
 	for _, d := range obj.Domain.Devices.Disks {
 		named[d.Name] = true
+	}
+	if fw := obj.Domain.Firmware; fw != nil && fw.ACPI != nil {
+		named[fw.ACPI.SlicNameRef] = true
+		named[fw.ACPI.MsdmNameRef] = true
 	}
 	for _, v := range obj.Volumes {
 		if v.Name == "" || named[v.Name] || v.MemoryDump != nil ||

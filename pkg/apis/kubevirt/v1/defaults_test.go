@@ -71,6 +71,18 @@ func TestSetObjectDefaultsVirtualMachineInstance(t *testing.T) {
 			},
 		},
 		{
+			name: "the secret of an ACPI table gets no disk",
+			in: VirtualMachineInstanceSpec{
+				Domain:  DomainSpec{Firmware: &Firmware{ACPI: &ACPI{SlicNameRef: "slic"}}, Devices: Devices{AutoattachPodInterface: ptr.To(false)}},
+				Volumes: []Volume{{Name: "slic", VolumeSource: VolumeSource{Secret: &SecretVolumeSource{SecretName: "s"}}}},
+			},
+			want: VirtualMachineInstanceSpec{
+				Domain: DomainSpec{Machine: q35, Firmware: &Firmware{ACPI: &ACPI{SlicNameRef: "slic"}},
+					Devices: Devices{AutoattachPodInterface: ptr.To(false)}},
+				Volumes: []Volume{{Name: "slic", VolumeSource: VolumeSource{Secret: &SecretVolumeSource{SecretName: "s"}}}},
+			},
+		},
+		{
 			name: "networks without interfaces are left alone",
 			in:   VirtualMachineInstanceSpec{Networks: []Network{{Name: "blue", NetworkSource: NetworkSource{Multus: &MultusNetwork{NetworkName: "blue"}}}}},
 			want: VirtualMachineInstanceSpec{
