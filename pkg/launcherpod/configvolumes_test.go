@@ -24,7 +24,10 @@ func TestRenderConfigVolumes(t *testing.T) {
 		kubevirtv1.Volume{Name: "sa", VolumeSource: kubevirtv1.VolumeSource{ServiceAccount: &kubevirtv1.ServiceAccountVolumeSource{ServiceAccountName: "builder"}}},
 		kubevirtv1.Volume{Name: "sysprep", VolumeSource: kubevirtv1.VolumeSource{Sysprep: &kubevirtv1.SysprepSource{
 			ConfigMap: &corev1.LocalObjectReference{Name: "win-unattend"}}}},
+		// An ACPI table's secret: mounted for QEMU, no disk.
+		kubevirtv1.Volume{Name: "slic", VolumeSource: kubevirtv1.VolumeSource{Secret: &kubevirtv1.SecretVolumeSource{SecretName: "slic"}}},
 	)
+	vmi.Spec.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &kubevirtv1.ACPI{SlicNameRef: "slic"}}
 	pod, err := Render(vmi, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +48,9 @@ func TestRenderConfigVolumes(t *testing.T) {
 	}
 	if cm := volumes["sysprep"].ConfigMap; cm == nil || cm.Name != "win-unattend" {
 		t.Errorf("sysprep volume %+v, want config map win-unattend", volumes["sysprep"])
+	}
+	if s := volumes["slic"].Secret; s == nil || s.SecretName != "slic" {
+		t.Errorf("slic volume %+v, want secret slic (the ACPI table's, mounted though it has no disk)", volumes["slic"])
 	}
 	if s := volumes["creds"].Secret; s == nil || s.SecretName != "db" {
 		t.Errorf("creds volume %+v, want secret db", volumes["creds"])
