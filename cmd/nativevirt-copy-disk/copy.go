@@ -96,6 +96,31 @@ func copyFile(from, dest string, mode os.FileMode) (copyStats, error) {
 	return st, nil
 }
 
+// writeAtomically writes data to path through a temporary file renamed into place: the launcher
+// polls for path and must never read it half written (an empty failure message).
+func writeAtomically(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 // sparseCopy copies r into the empty file w, seeking over blocks of zeros, and sets w's size.
 func sparseCopy(w *os.File, r io.Reader) (copyStats, error) {
 	var st copyStats

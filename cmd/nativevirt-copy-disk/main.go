@@ -94,7 +94,7 @@ func copyDisk(source, dest string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nativevirt-copy-disk: %v\n", err)
-		if werr := os.WriteFile(dest+failedSuffix, []byte(err.Error()+"\n"), diskMode); werr != nil {
+		if werr := writeAtomically(dest+failedSuffix, []byte(err.Error()+"\n"), diskMode); werr != nil {
 			fmt.Fprintf(os.Stderr, "nativevirt-copy-disk: recording the failure: %v\n", werr)
 		}
 		return 1

@@ -59,10 +59,15 @@ func startWithCopies(t *testing.T) (opts Options, copies []string, cancel contex
 
 func writeCopy(t *testing.T, path, content string) {
 	t.Helper()
+	// As nativevirt-copy-disk does: into place by rename, never seen half written.
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 }
