@@ -14,15 +14,16 @@ import (
 // topology, the memory, the disks' guest devices, how a migration would move the guest, and the
 // launcher's user and SELinux context (the launcher runs QEMU as root, without SELinux labels).
 func (a *Agent) domainStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus) {
-	if l.details == nil {
-		d, err := l.conn.Details(l.domain)
+	d := l.details.Load()
+	if d == nil {
+		fresh, err := l.conn.Details(l.domain)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Domain details unknown", "domain", l.domain, "err", err)
 			return
 		}
-		l.details = &d
+		d = &fresh
+		l.details.Store(d)
 	}
-	d := l.details
 	if d.Machine != "" {
 		st.Machine = &kubevirtv1.Machine{Type: d.Machine}
 	}

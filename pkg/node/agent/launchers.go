@@ -48,9 +48,11 @@ type launcher struct {
 	agentChanged atomic.Bool
 	// freeze is the guest's file system freeze.
 	freeze fsFreeze
-	// details are the running domain's, read once; guestInterfaces what the guest agent last
-	// said of the guest's interfaces (sync workers only).
-	details         *virt.DomainDetails
+	// details are the running domain's, read once by the first status of the running domain
+	// (the scrapes of the metrics read them too).
+	details atomic.Pointer[virt.DomainDetails]
+	// guestInterfaces is what the guest agent last said of the guest's interfaces (sync
+	// workers only).
 	guestInterfaces []virt.GuestInterface
 }
 

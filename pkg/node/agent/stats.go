@@ -18,9 +18,10 @@ type VMIStats struct {
 	Stats           virt.DomainStats
 }
 
-// DomainStats reads the counters of every domain this agent is attached to (the VMIs running
-// on this node), sorted by namespace and name. A domain whose counters cannot be read (it is
-// stopping, its launcher went away) is left out: a scrape reports what is there.
+// DomainStats reads the counters of every domain this agent reported running (the VMIs running
+// on this node), sorted by namespace and name, with disks and interfaces named by the domain's
+// details that its status read. A domain not reported running yet, or whose counters cannot be
+// read (it is stopping, its launcher went away), is left out: a scrape reports what is there.
 func (a *Agent) DomainStats(ctx context.Context) []VMIStats {
 	a.mu.Lock()
 	attached := make([]*launcher, 0, len(a.launchers))
@@ -30,6 +31,10 @@ func (a *Agent) DomainStats(ctx context.Context) []VMIStats {
 	a.mu.Unlock()
 	out := make([]VMIStats, 0, len(attached))
 	for _, l := range attached {
+		details := l.details.Load()
+		if details == nil {
+			continue
+		}
 		s, err := l.conn.Stats(l.domain)
 		if err != nil {
 			klog.FromContext(ctx).V(4).Info("No statistics", "domain", l.domain, "err", err)
@@ -39,7 +44,7 @@ func (a *Agent) DomainStats(ctx context.Context) []VMIStats {
 		if err != nil {
 			continue
 		}
-		out = append(out, VMIStats{Namespace: ns, Name: name, UID: l.uid, Stats: s})
+		out = append(out, VMIStats{Namespace: ns, Name: name, UID: l.uid, Stats: s.Named(details)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {

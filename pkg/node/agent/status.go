@@ -67,7 +67,7 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	}
 	st.FSFreezeStatus = l.freeze.status()
 	a.domainStatus(ctx, vmi, l, &st)
-	st.Interfaces = interfaceStatus(vmi, pod, l.details, l.guestInterfaces)
+	st.Interfaces = interfaceStatus(vmi, pod, l.details.Load(), l.guestInterfaces)
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		switch info.Reason {

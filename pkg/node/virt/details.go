@@ -19,8 +19,9 @@ type DomainDetails struct {
 	// DiskTargets are the guest's device names (vda, sda) of the VMI's disks, by disk name (the
 	// converter's "ua-<name>" aliases).
 	DiskTargets map[string]string
-	// InterfaceMACs are the MAC addresses of the VMI's interfaces, by interface name.
-	InterfaceMACs map[string]string
+	// InterfaceMACs are the MAC addresses of the VMI's interfaces, and InterfaceTargets their
+	// host devices (tap0), by interface name.
+	InterfaceMACs, InterfaceTargets map[string]string
 }
 
 // GuestInterface is a network interface as the guest agent reports it.
@@ -95,7 +96,7 @@ func ParseDetails(domainXML []byte) (DomainDetails, error) {
 	}
 	out := DomainDetails{Machine: dom.OS.Type.Machine, Sockets: max(dom.VCPU, 1), Cores: 1, Threads: 1,
 		CurrentMemory: dom.CurrentMemory.Value * unitBytes(dom.CurrentMemory.Unit),
-		DiskTargets:   map[string]string{}, InterfaceMACs: map[string]string{}}
+		DiskTargets:   map[string]string{}, InterfaceMACs: map[string]string{}, InterfaceTargets: map[string]string{}}
 	if t := dom.CPU.Topology; t != nil {
 		out.Sockets, out.Cores, out.Threads = t.Sockets, t.Cores, t.Threads
 	}
@@ -105,8 +106,12 @@ func ParseDetails(domainXML []byte) (DomainDetails, error) {
 		}
 	}
 	for _, i := range dom.Interfaces {
-		if name, ok := i.vmiName(); ok && i.MAC.Address != "" {
+		name, ok := i.vmiName()
+		if ok && i.MAC.Address != "" {
 			out.InterfaceMACs[name] = i.MAC.Address
+		}
+		if ok && i.Target.Dev != "" {
+			out.InterfaceTargets[name] = i.Target.Dev
 		}
 	}
 	return out, nil

@@ -16,7 +16,7 @@ func TestParseDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DomainDetails{Machine: "pc-i440fx-7.2", Sockets: 3, Cores: 1, Threads: 1, CurrentMemory: 256 << 20,
-		DiskTargets: map[string]string{"cd": "sda"}, InterfaceMACs: map[string]string{}}
+		DiskTargets: map[string]string{"cd": "sda"}, InterfaceMACs: map[string]string{}, InterfaceTargets: map[string]string{}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)
 	}

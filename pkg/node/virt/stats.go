@@ -1,7 +1,6 @@
 package virt
 
 import (
-	"encoding/xml"
 	"fmt"
 
 	"libvirt.org/go/libvirt"
@@ -17,8 +16,7 @@ type DomainStats struct {
 	VCPUTime map[int]uint64
 	// Memory is in bytes.
 	Memory MemoryStats
-	// Interfaces and Disks are by the VMI's interface and disk names (the devices' aliases), or
-	// by libvirt's device names where a device has no alias.
+	// Interfaces and Disks are by libvirt's device names (tap0, vda); Named gives them the VMI's.
 	Interfaces map[string]InterfaceStats
 	Disks      map[string]DiskStats
 }
@@ -63,22 +61,14 @@ func (c *libvirtConn) Stats(name string) (DomainStats, error) {
 			return fmt.Errorf("reading the statistics of domain %s: libvirt returned %d records", name, len(all))
 		}
 		defer func() { _ = all[0].Domain.Free() }()
-		raw, err := d.GetXMLDesc(0)
-		if err != nil {
-			return wrap(name, "reading the definition of", err)
-		}
-		aliases, err := deviceAliases(raw)
-		if err != nil {
-			return fmt.Errorf("reading the device aliases of domain %s: %w", name, err)
-		}
-		out = statsOf(&all[0], aliases)
+		out = statsOf(&all[0])
 		return nil
 	})
 	return out, err
 }
 
-// statsOf converts libvirt's record; aliases maps libvirt's device names to the VMI's.
-func statsOf(s *libvirt.DomainStats, aliases map[string]string) DomainStats {
+// statsOf converts libvirt's record.
+func statsOf(s *libvirt.DomainStats) DomainStats {
 	out := DomainStats{VCPUTime: map[int]uint64{}, Interfaces: map[string]InterfaceStats{}, Disks: map[string]DiskStats{}}
 	set := func(ok bool, v uint64) *uint64 {
 		if !ok {
@@ -101,15 +91,9 @@ func statsOf(s *libvirt.DomainStats, aliases map[string]string) DomainStats {
 			out.VCPUTime[i] = v.Time
 		}
 	}
-	named := func(name string) string {
-		if a, ok := aliases[name]; ok {
-			return a
-		}
-		return name
-	}
 	for _, n := range s.Net {
 		if n.NameSet {
-			out.Interfaces[named(n.Name)] = InterfaceStats{
+			out.Interfaces[n.Name] = InterfaceStats{
 				RxBytes: n.RxBytes, RxPackets: n.RxPkts, RxErrors: n.RxErrs, RxDropped: n.RxDrop,
 				TxBytes: n.TxBytes, TxPackets: n.TxPkts, TxErrors: n.TxErrs, TxDropped: n.TxDrop,
 			}
@@ -118,8 +102,8 @@ func statsOf(s *libvirt.DomainStats, aliases map[string]string) DomainStats {
 	for _, b := range s.Block {
 		// libvirt lists a disk's top image first (and its backing images only when asked to,
 		// under the same name): the first record of a name is the disk's.
-		if _, seen := out.Disks[named(b.Name)]; b.NameSet && !seen {
-			out.Disks[named(b.Name)] = DiskStats{
+		if _, seen := out.Disks[b.Name]; b.NameSet && !seen {
+			out.Disks[b.Name] = DiskStats{
 				ReadRequests: b.RdReqs, ReadBytes: b.RdBytes, ReadTime: b.RdTimes,
 				WriteRequests: b.WrReqs, WriteBytes: b.WrBytes, WriteTime: b.WrTimes,
 				FlushRequests: b.FlReqs, FlushTime: b.FlTimes,
@@ -129,22 +113,27 @@ func statsOf(s *libvirt.DomainStats, aliases map[string]string) DomainStats {
 	return out
 }
 
-// deviceAliases maps the target device names of a domain's disks and interfaces (vda, tap0) to
-// the names of the VMI's disks and interfaces, which the converter gives them as aliases
-// ("ua-<name>").
-func deviceAliases(domainXML string) (map[string]string, error) {
-	var dom struct {
-		Disks      []xmlDevice `xml:"devices>disk"`
-		Interfaces []xmlDevice `xml:"devices>interface"`
+// Named is s with its disks and interfaces named by the VMI's names, which d knows by device
+// (DiskTargets, InterfaceTargets); devices of no VMI disk or interface keep libvirt's name.
+func (s DomainStats) Named(d *DomainDetails) DomainStats {
+	out := s
+	out.Disks = renamed(s.Disks, d.DiskTargets)
+	out.Interfaces = renamed(s.Interfaces, d.InterfaceTargets)
+	return out
+}
+
+// renamed rekeys m from devices to the names that byName maps to them.
+func renamed[V any](m map[string]V, byName map[string]string) map[string]V {
+	names := make(map[string]string, len(byName))
+	for name, dev := range byName {
+		names[dev] = name
 	}
-	if err := xml.Unmarshal([]byte(domainXML), &dom); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, d := range append(dom.Disks, dom.Interfaces...) {
-		if name, ok := d.vmiName(); ok && d.Target.Dev != "" {
-			out[d.Target.Dev] = name
+	out := make(map[string]V, len(m))
+	for dev, v := range m {
+		if name, ok := names[dev]; ok {
+			dev = name
 		}
+		out[dev] = v
 	}
-	return out, nil
+	return out
 }

@@ -7,22 +7,11 @@ import (
 	"libvirt.org/go/libvirt"
 )
 
-// TestStatsNameDevicesByTheVMI: libvirt names disks and interfaces by their target devices;
-// the statistics name them by the VMI's disks and interfaces (the converter's "ua-" aliases),
-// skip backing images, and leave out what libvirt did not report.
-func TestStatsNameDevicesByTheVMI(t *testing.T) {
-	aliases, err := deviceAliases(`<domain><devices>
-		<disk><target dev="vda"/><alias name="ua-containerdisk"/></disk>
-		<disk><target dev="sda"/></disk>
-		<interface><target dev="tap0"/><alias name="ua-default"/></interface>
-	</devices></domain>`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]string{"vda": "containerdisk", "tap0": "default"}, aliases); diff != "" {
-		t.Errorf("aliases (-want +got):\n%s", diff)
-	}
-	got := statsOf(&libvirt.DomainStats{
+// TestStatsNamedByTheVMI: libvirt's record becomes the counters by device, backing images
+// skipped and what libvirt did not report left out; Named gives the disks and interfaces the
+// VMI's names that the domain's details know, and leaves other devices as libvirt names them.
+func TestStatsNamedByTheVMI(t *testing.T) {
+	s := statsOf(&libvirt.DomainStats{
 		Cpu:     &libvirt.DomainStatsCPU{TimeSet: true, Time: 42},
 		Balloon: &libvirt.DomainStatsBalloon{MaximumSet: true, Maximum: 131072, RssSet: true, Rss: 1024},
 		Vcpu:    []libvirt.DomainStatsVcpu{{TimeSet: true, Time: 40}},
@@ -32,7 +21,16 @@ func TestStatsNameDevicesByTheVMI(t *testing.T) {
 			{NameSet: true, Name: "vda", BackingIndexSet: true, BackingIndex: 1, RdBytes: 999},
 			{NameSet: true, Name: "sda", FlReqs: 1},
 		},
-	}, aliases)
+	})
+	details, err := ParseDetails([]byte(`<domain><devices>
+		<disk><target dev="vda"/><alias name="ua-containerdisk"/></disk>
+		<disk><target dev="sda"/></disk>
+		<interface><target dev="tap0"/><alias name="ua-default"/></interface>
+	</devices></domain>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Named(&details)
 	u := func(v uint64) *uint64 { return &v }
 	want := DomainStats{
 		CPUTime:    u(42),
