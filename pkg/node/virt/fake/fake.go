@@ -370,63 +370,58 @@ func (c *conn) ThawFileSystems(name string) error {
 // FileSystemFreezeStatus reports the freeze state, when the guest has an agent. A query: not
 // recorded among the calls.
 func (c *conn) FileSystemFreezeStatus(name string) (string, error) {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	switch {
-	case !ok:
-		return "", fmt.Errorf("freeze status %s: %w", name, virt.ErrNotFound)
-	case dom.GuestOS == nil && dom.GuestInfo == nil:
-		return "", fmt.Errorf("freeze status %s: %w", name, virt.ErrNoGuestAgent)
-	case dom.FSFrozen:
-		return virt.FSFrozen, nil
-	}
-	return virt.FSThawed, nil
+	status := virt.FSThawed
+	err := c.query(name, "freeze status", true, func(dom *Domain) {
+		if dom.FSFrozen {
+			status = virt.FSFrozen
+		}
+	})
+	return status, err
 }
 
 // withAgent records the call ("<call> <domain> <user>") and runs fn on the domain when its
 // guest has an agent.
 func (c *conn) withAgent(name, call, user string, fn func(*Domain)) error {
 	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
 	c.d.calls = append(c.d.calls, call+" "+name+" "+user)
+	c.d.mu.Unlock()
+	return c.query(name, call, true, fn)
+}
+
+// query runs fn on the domain under the daemon's lock, without recording a call: ErrNotFound
+// without the domain, ErrNoGuestAgent when agent is asked for and the guest has none.
+func (c *conn) query(name, what string, agent bool, fn func(*Domain)) error {
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
 	dom, ok := c.d.domains[name]
 	switch {
 	case !ok:
-		return fmt.Errorf("%s %s: %w", call, name, virt.ErrNotFound)
-	case dom.GuestOS == nil && dom.GuestInfo == nil:
-		return fmt.Errorf("%s %s: %w", call, name, virt.ErrNoGuestAgent)
+		return fmt.Errorf("%s %s: %w", what, name, virt.ErrNotFound)
+	case agent && dom.GuestOS == nil && dom.GuestInfo == nil:
+		return fmt.Errorf("%s %s: %w", what, name, virt.ErrNoGuestAgent)
 	}
 	fn(dom)
 	return nil
 }
 
-// Stats returns the domain's Stats.
+// Stats returns the domain's Stats (zero counters when none were set).
 func (c *conn) Stats(name string) (virt.DomainStats, error) {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	switch {
-	case !ok:
-		return virt.DomainStats{}, fmt.Errorf("stats %s: %w", name, virt.ErrNotFound)
-	case dom.Stats == nil:
-		return virt.DomainStats{}, nil
-	}
-	return *dom.Stats, nil
+	var s virt.DomainStats
+	err := c.query(name, "stats", false, func(dom *Domain) {
+		if dom.Stats != nil {
+			s = *dom.Stats
+		}
+	})
+	return s, err
 }
 
 // GuestInterfaces returns the domain's GuestInterfaces, when the guest has an agent.
 func (c *conn) GuestInterfaces(name string) ([]virt.GuestInterface, error) {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("guest interfaces %s: %w", name, virt.ErrNotFound)
-	case dom.GuestOS == nil && dom.GuestInfo == nil:
-		return nil, fmt.Errorf("guest interfaces %s: %w", name, virt.ErrNoGuestAgent)
-	}
-	return append([]virt.GuestInterface(nil), dom.GuestInterfaces...), nil
+	var out []virt.GuestInterface
+	err := c.query(name, "guest interfaces", true, func(dom *Domain) {
+		out = append(out, dom.GuestInterfaces...)
+	})
+	return out, err
 }
 
 // SetGuestInterfaces sets what the guest agent reports of the guest's interfaces.
@@ -440,43 +435,32 @@ func (d *Daemon) SetGuestInterfaces(name string, ifaces []virt.GuestInterface) {
 
 // Details parses the domain's defined XML.
 func (c *conn) Details(name string) (virt.DomainDetails, error) {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	if !ok {
-		return virt.DomainDetails{}, fmt.Errorf("details %s: %w", name, virt.ErrNotFound)
+	var raw []byte
+	if err := c.query(name, "details", false, func(dom *Domain) { raw = dom.XML }); err != nil {
+		return virt.DomainDetails{}, err
 	}
-	return virt.ParseDetails(dom.XML)
+	return virt.ParseDetails(raw)
 }
 
 // SetNote implements virt.Notes.
 func (c *conn) SetNote(name, key, value string) error {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	if !ok {
-		return fmt.Errorf("note %s: %w", name, virt.ErrNotFound)
-	}
-	if dom.Notes == nil {
-		dom.Notes = map[string]string{}
-	}
-	if value == "" {
-		delete(dom.Notes, key)
-	} else {
-		dom.Notes[key] = value
-	}
-	return nil
+	return c.query(name, "note", false, func(dom *Domain) {
+		if dom.Notes == nil {
+			dom.Notes = map[string]string{}
+		}
+		if value == "" {
+			delete(dom.Notes, key)
+		} else {
+			dom.Notes[key] = value
+		}
+	})
 }
 
 // Note implements virt.Notes.
 func (c *conn) Note(name, key string) (string, error) {
-	c.d.mu.Lock()
-	defer c.d.mu.Unlock()
-	dom, ok := c.d.domains[name]
-	if !ok {
-		return "", fmt.Errorf("note %s: %w", name, virt.ErrNotFound)
-	}
-	return dom.Notes[key], nil
+	var value string
+	err := c.query(name, "note", false, func(dom *Domain) { value = dom.Notes[key] })
+	return value, err
 }
 
 // SetStats sets what Stats reports for the domain.
