@@ -67,19 +67,13 @@ func addConfigVolumes(pod *corev1.Pod, spec *kubevirtv1.VirtualMachineInstanceSp
 		compute.VolumeMounts = append(compute.VolumeMounts, corev1.VolumeMount{
 			Name: v.Name, MountPath: ConfigVolumePath(v.Name), ReadOnly: true,
 		})
-		if acpiTable(spec, v.Name) {
+		if kubevirtv1.IsACPITableVolume(spec, v.Name) {
 			// QEMU reads the table from the mount; the guest gets no disk of it.
 			continue
 		}
 		compute.Command = append(compute.Command, "--config-disk", v.Name+"="+label)
 	}
 	return nil
-}
-
-// acpiTable reports whether volume carries one of the guest's ACPI tables (firmware.acpi).
-func acpiTable(spec *kubevirtv1.VirtualMachineInstanceSpec, volume string) bool {
-	fw := spec.Domain.Firmware
-	return fw != nil && fw.ACPI != nil && (fw.ACPI.SlicNameRef == volume || fw.ACPI.MsdmNameRef == volume)
 }
 
 // configVolumeSource is the pod volume behind a config volume, and the disk's label.

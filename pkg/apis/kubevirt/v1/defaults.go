@@ -119,12 +119,8 @@ func setDefaultVolumeDisks(obj *VirtualMachineInstanceSpec) {
 	for _, d := range obj.Domain.Devices.Disks {
 		named[d.Name] = true
 	}
-	if fw := obj.Domain.Firmware; fw != nil && fw.ACPI != nil {
-		named[fw.ACPI.SlicNameRef] = true
-		named[fw.ACPI.MsdmNameRef] = true
-	}
 	for _, v := range obj.Volumes {
-		if v.Name == "" || named[v.Name] || v.MemoryDump != nil ||
+		if v.Name == "" || named[v.Name] || v.MemoryDump != nil || IsACPITableVolume(obj, v.Name) ||
 			(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) {
 			continue
 		}

@@ -26,3 +26,10 @@ func PodNetworkInterface(spec *VirtualMachineInstanceSpec) *Interface {
 func IsConfigVolume(s *VolumeSource) bool {
 	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil || s.Sysprep != nil
 }
+
+// IsACPITableVolume reports whether volume carries one of the guest's ACPI tables
+// (spec.domain.firmware.acpi): it reaches the guest as that table, not as a disk.
+func IsACPITableVolume(spec *VirtualMachineInstanceSpec, volume string) bool {
+	fw := spec.Domain.Firmware
+	return volume != "" && fw != nil && fw.ACPI != nil && (fw.ACPI.SlicNameRef == volume || fw.ACPI.MsdmNameRef == volume)
+}
