@@ -19,7 +19,9 @@ limitations under the License.
 package applyconfiguration
 
 import (
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/instancetype/v1beta1"
 	internal "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/internal"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/kubevirt/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -31,7 +33,47 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=kubevirt.io, Version=v1
+	// Group=instancetype.kubevirt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithKind("ClockPreferences"):
+		return &instancetypev1beta1.ClockPreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("CPUInstancetype"):
+		return &instancetypev1beta1.CPUInstancetypeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
+		return &instancetypev1beta1.CPUPreferenceRequirementApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("CPUPreferences"):
+		return &instancetypev1beta1.CPUPreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DevicePreferences"):
+		return &instancetypev1beta1.DevicePreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("FeaturePreferences"):
+		return &instancetypev1beta1.FeaturePreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
+		return &instancetypev1beta1.FirmwarePreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("MachinePreferences"):
+		return &instancetypev1beta1.MachinePreferencesApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
+		return &instancetypev1beta1.MemoryInstancetypeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
+		return &instancetypev1beta1.MemoryPreferenceRequirementApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
+		return &instancetypev1beta1.PreferenceRequirementsApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("SpreadOptions"):
+		return &instancetypev1beta1.SpreadOptionsApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
+		return &instancetypev1beta1.VirtualMachineClusterInstancetypeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
+		return &instancetypev1beta1.VirtualMachineClusterPreferenceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
+		return &instancetypev1beta1.VirtualMachineInstancetypeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
+		return &instancetypev1beta1.VirtualMachineInstancetypeSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
+		return &instancetypev1beta1.VirtualMachinePreferenceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
+		return &instancetypev1beta1.VirtualMachinePreferenceSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("VolumePreferences"):
+		return &instancetypev1beta1.VolumePreferencesApplyConfiguration{}
+
+		// Group=kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("AccessCredential"):
 		return &kubevirtv1.AccessCredentialApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AccessCredentialSecretSource"):

@@ -22,6 +22,7 @@ limitations under the License.
 package openapi
 
 import (
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,29 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		v1beta1.CPUInstancetype{}.OpenAPIModelName():                                    schema_pkg_apis_instancetype_v1beta1_CPUInstancetype(ref),
+		v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName():                           schema_pkg_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref),
+		v1beta1.CPUPreferences{}.OpenAPIModelName():                                     schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref),
+		v1beta1.ClockPreferences{}.OpenAPIModelName():                                   schema_pkg_apis_instancetype_v1beta1_ClockPreferences(ref),
+		v1beta1.DevicePreferences{}.OpenAPIModelName():                                  schema_pkg_apis_instancetype_v1beta1_DevicePreferences(ref),
+		v1beta1.FeaturePreferences{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_FeaturePreferences(ref),
+		v1beta1.FirmwarePreferences{}.OpenAPIModelName():                                schema_pkg_apis_instancetype_v1beta1_FirmwarePreferences(ref),
+		v1beta1.MachinePreferences{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_MachinePreferences(ref),
+		v1beta1.MemoryInstancetype{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_MemoryInstancetype(ref),
+		v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName():                        schema_pkg_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref),
+		v1beta1.PreferenceRequirements{}.OpenAPIModelName():                             schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref),
+		v1beta1.SpreadOptions{}.OpenAPIModelName():                                      schema_pkg_apis_instancetype_v1beta1_SpreadOptions(ref),
+		v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName():                  schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref),
+		v1beta1.VirtualMachineClusterInstancetypeList{}.OpenAPIModelName():              schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref),
+		v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName():                    schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref),
+		v1beta1.VirtualMachineClusterPreferenceList{}.OpenAPIModelName():                schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref),
+		v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName():                         schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref),
+		v1beta1.VirtualMachineInstancetypeList{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref),
+		v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref),
+		v1beta1.VirtualMachinePreference{}.OpenAPIModelName():                           schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref),
+		v1beta1.VirtualMachinePreferenceList{}.OpenAPIModelName():                       schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref),
+		v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName():                       schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref),
+		v1beta1.VolumePreferences{}.OpenAPIModelName():                                  schema_pkg_apis_instancetype_v1beta1_VolumePreferences(ref),
 		v1.ACPI{}.OpenAPIModelName():                                                    schema_pkg_apis_kubevirt_v1_ACPI(ref),
 		v1.AccessCredential{}.OpenAPIModelName():                                        schema_pkg_apis_kubevirt_v1_AccessCredential(ref),
 		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_pkg_apis_kubevirt_v1_AccessCredentialSecretSource(ref),
@@ -541,6 +565,1228 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.Unknown{}.OpenAPIModelName():                                            schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		intstr.IntOrString{}.OpenAPIModelName():                                         schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                                               schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_CPUInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUInstancetype is the CPU an instance type gives.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the number of vCPUs; the preference's preferred topology decides how they are laid out in sockets, cores and threads.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is the guest's CPU model (host-model, host-passthrough or a named model).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dedicatedCPUPlacement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedCPUPlacement pins the vCPUs to dedicated host CPUs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA is the guest's NUMA topology.",
+							Ref:         ref(v1.NUMA{}.OpenAPIModelName()),
+						},
+					},
+					"isolateEmulatorThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IsolateEmulatorThread gives QEMU's emulator thread a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime tunes the guest for realtime work.",
+							Ref:         ref(v1.Realtime{}.OpenAPIModelName()),
+						},
+					},
+					"maxSockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSockets is the highest socket count CPU hotplug may reach.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			v1.NUMA{}.OpenAPIModelName(), v1.Realtime{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferenceRequirement is the least vCPU count.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least number of vCPUs.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferences are preferences of the guest's CPU.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredCPUTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUTopology lays the vCPUs out: sockets (default), cores, threads, spread or any.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"spreadOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SpreadOptions tune the spread topology.",
+							Ref:         ref(v1beta1.SpreadOptions{}.OpenAPIModelName()),
+						},
+					},
+					"preferredCPUFeatures": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUFeatures are CPU features the guest's CPU gets unless it names them itself.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.CPUFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.SpreadOptions{}.OpenAPIModelName(), v1.CPUFeature{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_ClockPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockPreferences are preferences of the guest's clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredClockOffset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredClockOffset is the clock's offset (utc or a timezone).",
+							Ref:         ref(v1.ClockOffset{}.OpenAPIModelName()),
+						},
+					},
+					"preferredTimer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTimer are the clock's timers.",
+							Ref:         ref(v1.Timer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ClockOffset{}.OpenAPIModelName(), v1.Timer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_DevicePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DevicePreferences are preferences of the guest's devices. Each one applies where the VirtualMachine's own device leaves the field unset.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAutoattachGraphicsDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachGraphicsDevice: whether a graphics device is attached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachMemBalloon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachMemBalloon: whether a memory balloon is attached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachPodInterface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachPodInterface: whether the pod network interface is attached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachSerialConsole": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachSerialConsole: whether a serial console is attached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachInputDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachInputDevice: whether an input device is attached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDisableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDisableHotplug disables hotplug.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredVirtualGPUOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredVirtualGPUOptions are the options of virtual GPUs.",
+							Ref:         ref(v1.VGPUOptions{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSoundModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSoundModel is the sound device's model.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredUseVirtioTransitional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseVirtioTransitional uses virtio transitional devices.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredInputBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputBus is the bus of input devices.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredInputType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputType is the type of input devices.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBus is the bus of disks.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredLunBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredLunBus is the bus of LUNs.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredCdromBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCdromBus is the bus of CD-ROMs.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskDedicatedIoThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskDedicatedIoThread gives disks a dedicated IO thread.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDiskCache": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskCache is the cache mode of disks.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskIO": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskIO is the IO mode of disks.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskBlockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBlockSize is the block size of disks.",
+							Ref:         ref(v1.BlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"preferredInterfaceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceModel is the model of network interfaces.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredRng": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredRng attaches a random number generator.",
+							Ref:         ref(v1.Rng{}.OpenAPIModelName()),
+						},
+					},
+					"preferredBlockMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredBlockMultiQueue gives disks a queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredNetworkInterfaceMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredNetworkInterfaceMultiQueue gives network interfaces a queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredTPM": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTPM attaches a TPM.",
+							Ref:         ref(v1.TPMDevice{}.OpenAPIModelName()),
+						},
+					},
+					"preferredInterfaceMasquerade": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceMasquerade is the binding of interfaces that name none.",
+							Ref:         ref(v1.InterfaceMasquerade{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPanicDeviceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPanicDeviceModel is the model of panic devices.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.BlockSize{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName(), v1.TPMDevice{}.OpenAPIModelName(), v1.VGPUOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_FeaturePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeaturePreferences are preferences of the guest's features.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAcpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAcpi is the ACPI feature.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredApic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredApic is the APIC feature.",
+							Ref:         ref(v1.FeatureAPIC{}.OpenAPIModelName()),
+						},
+					},
+					"preferredHyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredHyperv are the Hyper-V enlightenments.",
+							Ref:         ref(v1.FeatureHyperv{}.OpenAPIModelName()),
+						},
+					},
+					"preferredKvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredKvm is the KVM feature.",
+							Ref:         ref(v1.FeatureKVM{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPvspinlock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPvspinlock is the paravirtual spinlock feature.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSmm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSmm is the system management mode feature.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureAPIC{}.OpenAPIModelName(), v1.FeatureHyperv{}.OpenAPIModelName(), v1.FeatureKVM{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_FirmwarePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FirmwarePreferences are preferences of the guest's firmware.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredUseBios": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBios boots with BIOS.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseBiosSerial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBiosSerial sends BIOS output to the serial console.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseEfi boots with EFI (use preferredEfi).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseSecureBoot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseSecureBoot boots with EFI and secure boot (use preferredEfi).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredEfi boots with EFI with these settings.",
+							Ref:         ref(v1.EFI{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.EFI{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_MachinePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachinePreferences are preferences of the guest's machine.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredMachineType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredMachineType is the machine type (e.g. q35).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_MemoryInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryInstancetype is the memory an instance type gives.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the memory the guest sees.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"hugepages": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hugepages backs the guest's memory with huge pages.",
+							Ref:         ref(v1.Hugepages{}.OpenAPIModelName()),
+						},
+					},
+					"overcommitPercent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OvercommitPercent lowers the pod's memory request below the guest's memory by this many percent (0 to 100).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"maxGuest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxGuest is the most memory hotplug may give the guest.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			v1.Hugepages{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryPreferenceRequirement is the least guest memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least guest memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreferenceRequirements are what a preference needs of the instance type (or of the VirtualMachine without one).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the least vCPU count.",
+							Ref:         ref(v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the least guest memory.",
+							Ref:         ref(v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture is the architecture the VirtualMachine must have.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName(), v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_SpreadOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SpreadOptions tune the spread topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"across": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Across is SocketsCores (default), SocketsCoresThreads or CoresThreads.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ratio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ratio is the vCPUs of the lower level per unit of the higher one (default 2).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetype is a cluster-wide instance type, usable by VirtualMachines of every namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the instance type gives a VirtualMachine.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetypeList is a list of VirtualMachineClusterInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the cluster instance types of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreference is a cluster-wide preference, usable by VirtualMachines of every namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec holds the preferred values.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreferenceList is a list of VirtualMachineClusterPreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the cluster preferences of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetype is a namespaced instance type: the resources and CPU of the VirtualMachines of its namespace that reference it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the instance type gives a VirtualMachine.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeList is a list of VirtualMachineInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the instance types of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeSpec is what an instance type sets in the instance a VirtualMachine creates. A VirtualMachine that references it may not set the same fields itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector is added to the instance's node selector.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"schedulerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SchedulerName is the scheduler of the instance's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the guest's vCPU count and CPU settings.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.CPUInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the guest's memory.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.MemoryInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.GPU{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.HostDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy is the domain's IO threads policy (shared or auto).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads configures the IO threads of the disks.",
+							Ref:         ref(v1.DiskIOThreads{}.OpenAPIModelName()),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity is the confidential computing configuration.",
+							Ref:         ref(v1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the instance (an annotation the VirtualMachine sets itself wins).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"cpu", "memory"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.CPUInstancetype{}.OpenAPIModelName(), v1beta1.MemoryInstancetype{}.OpenAPIModelName(), v1.DiskIOThreads{}.OpenAPIModelName(), v1.GPU{}.OpenAPIModelName(), v1.HostDevice{}.OpenAPIModelName(), v1.LaunchSecurity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreference is a namespaced preference: defaults for the VirtualMachines of its namespace that reference it. A preference only fills what a VirtualMachine leaves unset.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec holds the preferred values.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceList is a list of VirtualMachinePreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the preferences of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.VirtualMachinePreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.VirtualMachinePreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceSpec holds the values a preference offers.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Clock preferences.",
+							Ref:         ref(v1beta1.ClockPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU preferences: how the vCPUs are laid out.",
+							Ref:         ref(v1beta1.CPUPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"devices": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Devices preferences: buses, models and which devices are attached.",
+							Ref:         ref(v1beta1.DevicePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"features": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Features preferences (ACPI, APIC, Hyper-V, ...).",
+							Ref:         ref(v1beta1.FeaturePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"firmware": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Firmware preferences (BIOS or EFI, secure boot).",
+							Ref:         ref(v1beta1.FirmwarePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine preferences.",
+							Ref:         ref(v1beta1.MachinePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"volumes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes preferences.",
+							Ref:         ref(v1beta1.VolumePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSubdomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSubdomain is the instance's subdomain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredTerminationGracePeriodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTerminationGracePeriodSeconds is the instance's grace period.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"requirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requirements the instance type (or the VirtualMachine) must meet.",
+							Ref:         ref(v1beta1.PreferenceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the instance where it has none of the same key.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"preferSpreadSocketToCoreRatio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferSpreadSocketToCoreRatio is the socket to core ratio of the spread topology (deprecated: cpu.spreadOptions.ratio).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"preferredArchitecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredArchitecture is the guest's architecture.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.CPUPreferences{}.OpenAPIModelName(), v1beta1.ClockPreferences{}.OpenAPIModelName(), v1beta1.DevicePreferences{}.OpenAPIModelName(), v1beta1.FeaturePreferences{}.OpenAPIModelName(), v1beta1.FirmwarePreferences{}.OpenAPIModelName(), v1beta1.MachinePreferences{}.OpenAPIModelName(), v1beta1.PreferenceRequirements{}.OpenAPIModelName(), v1beta1.VolumePreferences{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_instancetype_v1beta1_VolumePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumePreferences are preferences of the VirtualMachine's volumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredStorageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredStorageClassName is the storage class of DataVolume templates that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

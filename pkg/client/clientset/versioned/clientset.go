@@ -22,6 +22,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -30,13 +31,20 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
+	InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface
 	KubevirtV1() kubevirtv1.KubevirtV1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	kubevirtV1 *kubevirtv1.KubevirtV1Client
+	instancetypeV1beta1 *instancetypev1beta1.InstancetypeV1beta1Client
+	kubevirtV1          *kubevirtv1.KubevirtV1Client
+}
+
+// InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
+func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface {
+	return c.instancetypeV1beta1
 }
 
 // KubevirtV1 retrieves the KubevirtV1Client
@@ -88,6 +96,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.instancetypeV1beta1, err = instancetypev1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.kubevirtV1, err = kubevirtv1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -113,6 +125,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.instancetypeV1beta1 = instancetypev1beta1.New(c)
 	cs.kubevirtV1 = kubevirtv1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

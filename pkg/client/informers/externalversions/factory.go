@@ -25,6 +25,7 @@ import (
 	time "time"
 
 	versioned "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	instancetype "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/instancetype"
 	internalinterfaces "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/internalinterfaces"
 	kubevirt "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -325,7 +326,12 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Instancetype() instancetype.Interface
 	Kubevirt() kubevirt.Interface
+}
+
+func (f *sharedInformerFactory) Instancetype() instancetype.Interface {
+	return instancetype.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Kubevirt() kubevirt.Interface {

@@ -21,6 +21,7 @@ package externalversions
 import (
 	fmt "fmt"
 
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -52,7 +53,17 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=kubevirt.io, Version=v1
+	// Group=instancetype.kubevirt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterInstancetypes().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterpreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterPreferences().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineInstancetypes().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachinePreferences().Informer()}, nil
+
+		// Group=kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("virtualmachines"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kubevirt().V1().VirtualMachines().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstances"):

@@ -21,6 +21,8 @@ package fake
 import (
 	applyconfiguration "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration"
 	clientset "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1"
+	fakeinstancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1/fake"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1"
 	fakekubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,6 +137,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
+func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface {
+	return &fakeinstancetypev1beta1.FakeInstancetypeV1beta1{Fake: &c.Fake}
+}
 
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {

@@ -19,6 +19,7 @@ limitations under the License.
 package fake
 
 import (
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -31,6 +32,7 @@ var scheme = runtime.NewScheme()
 var codecs = serializer.NewCodecFactory(scheme)
 
 var localSchemeBuilder = runtime.SchemeBuilder{
+	instancetypev1beta1.AddToScheme,
 	kubevirtv1.AddToScheme,
 }
 

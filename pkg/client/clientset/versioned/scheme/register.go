@@ -19,6 +19,7 @@ limitations under the License.
 package scheme
 
 import (
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -31,6 +32,7 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	instancetypev1beta1.AddToScheme,
 	kubevirtv1.AddToScheme,
 }
 
