@@ -50,7 +50,7 @@ func InstallExternal(scheme *runtime.Scheme) {
 	for _, gv := range ExternalGroupVersions {
 		AddTypes(scheme, gv)
 		metav1.AddToGroupVersion(scheme, gv)
-		utilruntime.Must(addFieldLabelConversions(scheme, gv))
+		utilruntime.Must(AddFieldLabelConversions(scheme, gv, FieldLabels))
 	}
 	utilruntime.Must(scheme.SetVersionPriority(ExternalGroupVersions...))
 }
@@ -60,8 +60,11 @@ func AddTypes(scheme *runtime.Scheme, gv schema.GroupVersion) {
 	v1.AddKnownTypesTo(scheme, gv)
 }
 
-func addFieldLabelConversions(scheme *runtime.Scheme, gv schema.GroupVersion) error {
-	for kind, labels := range FieldLabels {
+// AddFieldLabelConversions makes scheme accept, for each kind of gv in fieldLabels, exactly the
+// listed field selector labels; a list naming another label is refused. The
+// instancetype.kubevirt.io group registers its kinds with it too.
+func AddFieldLabelConversions(scheme *runtime.Scheme, gv schema.GroupVersion, fieldLabels map[string][]string) error {
+	for kind, labels := range fieldLabels {
 		supported := make(map[string]bool, len(labels))
 		for _, l := range labels {
 			supported[l] = true
