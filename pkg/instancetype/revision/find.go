@@ -154,11 +154,6 @@ func revisionName(name, kind, pinned string, ref *kubevirtv1.InstancetypeStatusR
 	return ""
 }
 
-// Matches reports whether a status reference records a revision of the object name of kind.
-func Matches(ref *kubevirtv1.InstancetypeStatusRef, name, kind string) bool {
-	return ref != nil && ref.Name == name && ref.Kind == kind && ref.ControllerRevisionRef != nil && ref.ControllerRevisionRef.Name != ""
-}
-
 func instancetypeSpecOf(obj runtime.Object) *instancetypev1beta1.VirtualMachineInstancetypeSpec {
 	switch o := obj.(type) {
 	case *instancetypev1beta1.VirtualMachineInstancetype:

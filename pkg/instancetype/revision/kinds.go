@@ -8,49 +8,52 @@ package revision
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
-// InstancetypeKind is the kind a matcher names, in canonical form: VirtualMachineInstancetype or
-// VirtualMachineClusterInstancetype. KubeVirt compares the matcher's kind case-insensitively with
-// the singular and plural resource names, and an empty kind means the cluster-wide one.
+// kindByName maps what a matcher's kind may say, lower-cased, to the kind it means. KubeVirt
+// compares the matcher's kind case-insensitively with the singular and plural resource names
+// (its defaulting writes the singular resource name, e.g. virtualmachineclusterinstancetype);
+// the kind itself lower-cased is the singular resource name.
+var kindByName = map[string]string{
+	instancetypev1beta1.SingularResourceName:                  instancetypev1beta1.InstancetypeKind,
+	instancetypev1beta1.PluralResourceName:                    instancetypev1beta1.InstancetypeKind,
+	instancetypev1beta1.ClusterSingularResourceName:           instancetypev1beta1.ClusterInstancetypeKind,
+	instancetypev1beta1.ClusterPluralResourceName:             instancetypev1beta1.ClusterInstancetypeKind,
+	instancetypev1beta1.SingularPreferenceResourceName:        instancetypev1beta1.PreferenceKind,
+	instancetypev1beta1.PluralPreferenceResourceName:          instancetypev1beta1.PreferenceKind,
+	instancetypev1beta1.ClusterSingularPreferenceResourceName: instancetypev1beta1.ClusterPreferenceKind,
+	instancetypev1beta1.ClusterPluralPreferenceResourceName:   instancetypev1beta1.ClusterPreferenceKind,
+}
+
+// InstancetypeKind is the kind an instance type matcher names, in canonical form:
+// VirtualMachineInstancetype or VirtualMachineClusterInstancetype (also for an empty kind).
 func InstancetypeKind(m *kubevirtv1.InstancetypeMatcher) (string, error) {
-	return canonicalKind(m.Kind, instancetypev1beta1.ClusterInstancetypeKind, map[string]string{
-		instancetypev1beta1.SingularResourceName:        instancetypev1beta1.InstancetypeKind,
-		instancetypev1beta1.PluralResourceName:          instancetypev1beta1.InstancetypeKind,
-		instancetypev1beta1.ClusterSingularResourceName: instancetypev1beta1.ClusterInstancetypeKind,
-		instancetypev1beta1.ClusterPluralResourceName:   instancetypev1beta1.ClusterInstancetypeKind,
-	})
+	return kindOfMatcher(m.Kind, instancetypev1beta1.InstancetypeKind, instancetypev1beta1.ClusterInstancetypeKind)
 }
 
-// PreferenceKind is InstancetypeKind for a preference matcher: VirtualMachinePreference or
-// VirtualMachineClusterPreference.
+// PreferenceKind is the kind a preference matcher names, in canonical form:
+// VirtualMachinePreference or VirtualMachineClusterPreference (also for an empty kind).
 func PreferenceKind(m *kubevirtv1.PreferenceMatcher) (string, error) {
-	return canonicalKind(m.Kind, instancetypev1beta1.ClusterPreferenceKind, map[string]string{
-		instancetypev1beta1.SingularPreferenceResourceName:        instancetypev1beta1.PreferenceKind,
-		instancetypev1beta1.PluralPreferenceResourceName:          instancetypev1beta1.PreferenceKind,
-		instancetypev1beta1.ClusterSingularPreferenceResourceName: instancetypev1beta1.ClusterPreferenceKind,
-		instancetypev1beta1.ClusterPluralPreferenceResourceName:   instancetypev1beta1.ClusterPreferenceKind,
-	})
+	return kindOfMatcher(m.Kind, instancetypev1beta1.PreferenceKind, instancetypev1beta1.ClusterPreferenceKind)
 }
 
-func canonicalKind(kind, empty string, byName map[string]string) (string, error) {
+func kindOfMatcher(kind, namespaced, cluster string) (string, error) {
 	if kind == "" {
-		return empty, nil
+		return cluster, nil
 	}
-	if k, ok := byName[strings.ToLower(kind)]; ok {
+	if k := kindByName[strings.ToLower(kind)]; k == namespaced || k == cluster {
 		return k, nil
 	}
-	var kinds []string
-	for _, k := range byName {
-		if !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
-	}
-	slices.Sort(kinds)
-	return "", fmt.Errorf("unknown kind %q: expected %s", kind, strings.Join(kinds, " or "))
+	return "", fmt.Errorf("unknown kind %q: expected %s or %s", kind, namespaced, cluster)
+}
+
+// Matches reports whether a status reference records a revision of the object name of kind
+// (kinds compared as a matcher's are).
+func Matches(ref *kubevirtv1.InstancetypeStatusRef, name, kind string) bool {
+	return ref != nil && ref.Name == name && ref.ControllerRevisionRef != nil && ref.ControllerRevisionRef.Name != "" &&
+		kindByName[strings.ToLower(ref.Kind)] != "" && kindByName[strings.ToLower(ref.Kind)] == kindByName[strings.ToLower(kind)]
 }

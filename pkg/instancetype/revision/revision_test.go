@@ -209,3 +209,27 @@ func TestSpecs(t *testing.T) {
 		t.Errorf("without a revision reader: want the object, got %+v, %v", it, err)
 	}
 }
+
+func TestMatches(t *testing.T) {
+	ref := func(name, kind, rev string) *kubevirtv1.InstancetypeStatusRef {
+		return &kubevirtv1.InstancetypeStatusRef{Name: name, Kind: kind, ControllerRevisionRef: &kubevirtv1.ControllerRevisionRef{Name: rev}}
+	}
+	cases := []struct {
+		ref        *kubevirtv1.InstancetypeStatusRef
+		name, kind string
+		want       bool
+	}{
+		{ref("a", "virtualmachineclusterinstancetype", "r"), "a", "VirtualMachineClusterInstancetype", true},
+		{ref("a", "VirtualMachineClusterInstancetype", "r"), "a", "virtualmachineclusterinstancetypes", true},
+		{ref("a", "VirtualMachineInstancetype", "r"), "a", "VirtualMachineClusterInstancetype", false},
+		{ref("b", "VirtualMachineClusterInstancetype", "r"), "a", "VirtualMachineClusterInstancetype", false},
+		{ref("a", "VirtualMachineClusterInstancetype", ""), "a", "VirtualMachineClusterInstancetype", false},
+		{ref("a", "", "r"), "a", "", false},
+		{nil, "a", "VirtualMachineClusterInstancetype", false},
+	}
+	for _, c := range cases {
+		if got := Matches(c.ref, c.name, c.kind); got != c.want {
+			t.Errorf("Matches(%+v, %q, %q) = %v, want %v", c.ref, c.name, c.kind, got, c.want)
+		}
+	}
+}
