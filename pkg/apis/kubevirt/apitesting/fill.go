@@ -1,6 +1,7 @@
 // Package apitesting helps tests of API types: Filler sets every field of an
 // object by reflection, so that round-trip tests cover each modelled field
-// without listing them by hand (and notice fields added later).
+// without listing them by hand (and notice fields added later), and
+// AssertSameJSON compares such an object with KubeVirt's type of the same kind.
 package apitesting
 
 import (

@@ -1,8 +1,6 @@
 package v1
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,13 +12,8 @@ import (
 
 // These tests prove that NativeVirt's types are JSON-identical to KubeVirt's
 // (kubevirt.io/api v1.7.0) for every field modelled here. Each of our objects
-// is filled completely by reflection, then:
-//
-//  1. ours → JSON → KubeVirt's type, decoded strictly: every field we model
-//     exists in KubeVirt's type with a compatible type;
-//  2. KubeVirt's object → JSON, compared with ours: same keys, same values,
-//     same omitempty behaviour;
-//  3. KubeVirt's JSON → ours, decoded strictly → JSON, compared again.
+// is filled completely by reflection, then compared both ways with KubeVirt's
+// type (apitesting.AssertSameJSON).
 //
 // Fields KubeVirt has and NativeVirt does not model are out of scope by
 // design: the API server rejects them as unknown.
@@ -67,7 +60,7 @@ func TestJSONCompatibleWithKubeVirt(t *testing.T) {
 				ours := tc.ours()
 				(&apitesting.Filler{ZeroLeaves: mode.zeroLeaves}).Fill(ours)
 				setTypeMeta(t, ours, tc.kind)
-				assertSameJSON(t, ours, tc.theirs(), tc.ours())
+				apitesting.AssertSameJSON(t, ours, tc.theirs(), tc.ours())
 			})
 		}
 	}
@@ -77,31 +70,12 @@ func TestJSONCompatibleWithKubeVirt(t *testing.T) {
 // written with KubeVirt's own Go types.
 func TestJSONCompatibleKubeVirtObject(t *testing.T) {
 	theirs := kubeVirtVM()
-	theirsJSON := mustMarshal(t, theirs)
+	theirsJSON := apitesting.MustMarshal(t, theirs)
 	ours := &VirtualMachine{}
-	if err := strictUnmarshal(theirsJSON, ours); err != nil {
+	if err := apitesting.StrictUnmarshal(theirsJSON, ours); err != nil {
 		t.Fatalf("KubeVirt's VirtualMachine does not decode strictly into ours: %v", err)
 	}
-	if diff := cmp.Diff(asGeneric(t, theirsJSON), asGeneric(t, mustMarshal(t, ours))); diff != "" {
-		t.Errorf("JSON differs after KubeVirt → NativeVirt (-kubevirt +nativevirt):\n%s", diff)
-	}
-}
-
-// assertSameJSON runs the three steps described at the top of the file.
-func assertSameJSON(t *testing.T, ours, theirs, oursAgain any) {
-	t.Helper()
-	oursJSON := mustMarshal(t, ours)
-	if err := strictUnmarshal(oursJSON, theirs); err != nil {
-		t.Fatalf("our JSON does not decode strictly into KubeVirt's type: %v\n%s", err, oursJSON)
-	}
-	theirsJSON := mustMarshal(t, theirs)
-	if diff := cmp.Diff(asGeneric(t, oursJSON), asGeneric(t, theirsJSON)); diff != "" {
-		t.Errorf("JSON differs after NativeVirt → KubeVirt (-nativevirt +kubevirt):\n%s", diff)
-	}
-	if err := strictUnmarshal(theirsJSON, oursAgain); err != nil {
-		t.Fatalf("KubeVirt's JSON does not decode strictly into our type: %v", err)
-	}
-	if diff := cmp.Diff(asGeneric(t, theirsJSON), asGeneric(t, mustMarshal(t, oursAgain))); diff != "" {
+	if diff := cmp.Diff(apitesting.AsGeneric(t, theirsJSON), apitesting.AsGeneric(t, apitesting.MustMarshal(t, ours))); diff != "" {
 		t.Errorf("JSON differs after KubeVirt → NativeVirt (-kubevirt +nativevirt):\n%s", diff)
 	}
 }
@@ -152,28 +126,4 @@ func setTypeMeta(t *testing.T, obj any, kind string) {
 	default:
 		t.Fatalf("setTypeMeta: unexpected type %T", obj)
 	}
-}
-
-func mustMarshal(t *testing.T, v any) []byte {
-	t.Helper()
-	out, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal %T: %v", v, err)
-	}
-	return out
-}
-
-func strictUnmarshal(data []byte, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(into)
-}
-
-func asGeneric(t *testing.T, data []byte) map[string]any {
-	t.Helper()
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("unmarshal generic: %v", err)
-	}
-	return out
 }
