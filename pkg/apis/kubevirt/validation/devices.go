@@ -28,26 +28,19 @@ func validateOtherDevices(devices *kubevirtv1.Devices, fldPath *field.Path) fiel
 			errs = append(errs, field.Required(inputPath.Child("name"), ""))
 		}
 		errs = appendErr(errs, seen.add(input.Name, inputPath.Child("name")))
-		if input.Bus != "" && !contains(inputBuses, input.Bus) {
-			errs = append(errs, field.NotSupported(inputPath.Child("bus"), string(input.Bus), inputBuses))
-		}
-		if input.Type != "" && !contains(inputTypes, input.Type) {
-			errs = append(errs, field.NotSupported(inputPath.Child("type"), string(input.Type), inputTypes))
-		}
+		errs = append(errs, ValidateInputBus(input.Bus, inputPath.Child("bus"))...)
+		errs = append(errs, ValidateInputType(input.Type, inputPath.Child("type"))...)
 	}
 	errs = append(errs, validateWatchdog(devices.Watchdog, fldPath.Child("watchdog"))...)
 	if snd := devices.Sound; snd != nil {
 		if snd.Name == "" {
 			errs = append(errs, field.Required(fldPath.Child("sound", "name"), ""))
 		}
-		if snd.Model != "" && !contains(soundModels, snd.Model) {
-			errs = append(errs, field.NotSupported(fldPath.Child("sound", "model"), snd.Model, soundModels))
-		}
+		errs = append(errs, ValidateSoundModel(snd.Model, fldPath.Child("sound", "model"))...)
 	}
 	for i, panicDevice := range devices.PanicDevices {
-		if panicDevice.Model != nil && !contains(panicModels, *panicDevice.Model) {
-			errs = append(errs, field.NotSupported(fldPath.Child("panicDevices").Index(i).Child("model"),
-				string(*panicDevice.Model), panicModels))
+		if panicDevice.Model != nil {
+			errs = append(errs, ValidatePanicDeviceModel(*panicDevice.Model, fldPath.Child("panicDevices").Index(i).Child("model"))...)
 		}
 	}
 	return errs

@@ -63,9 +63,7 @@ func validateDiskDevice(dev *kubevirtv1.DiskDevice, diskPath *field.Path) field.
 	}
 	var errs field.ErrorList
 	if dev.Disk != nil {
-		if dev.Disk.Bus != "" && !contains(diskBuses, dev.Disk.Bus) {
-			errs = append(errs, field.NotSupported(diskPath.Child("disk", "bus"), string(dev.Disk.Bus), diskBuses))
-		}
+		errs = append(errs, ValidateDiskBus(dev.Disk.Bus, diskPath.Child("disk", "bus"))...)
 		if a := dev.Disk.PciAddress; a != "" {
 			if !pciAddressPattern.MatchString(a) {
 				errs = append(errs, field.Invalid(diskPath.Child("disk", "pciAddress"), a, "must be a PCI address such as 0000:81:01.0"))
@@ -75,9 +73,7 @@ func validateDiskDevice(dev *kubevirtv1.DiskDevice, diskPath *field.Path) field.
 		}
 	}
 	if dev.CDRom != nil {
-		if dev.CDRom.Bus != "" && !contains(cdromBuses, dev.CDRom.Bus) {
-			errs = append(errs, field.NotSupported(diskPath.Child("cdrom", "bus"), string(dev.CDRom.Bus), cdromBuses))
-		}
+		errs = append(errs, ValidateCdromBus(dev.CDRom.Bus, diskPath.Child("cdrom", "bus"))...)
 		trays := []kubevirtv1.TrayState{kubevirtv1.TrayStateOpen, kubevirtv1.TrayStateClosed}
 		if dev.CDRom.Tray != "" && !contains(trays, dev.CDRom.Tray) {
 			errs = append(errs, field.NotSupported(diskPath.Child("cdrom", "tray"), string(dev.CDRom.Tray), trays))
@@ -89,12 +85,8 @@ func validateDiskDevice(dev *kubevirtv1.DiskDevice, diskPath *field.Path) field.
 // validateDiskDriver checks the host-side driver settings of a disk.
 func validateDiskDriver(d *kubevirtv1.Disk, diskPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if d.Cache != "" && !contains(cacheModes, d.Cache) {
-		errs = append(errs, field.NotSupported(diskPath.Child("cache"), string(d.Cache), cacheModes))
-	}
-	if d.IO != "" && !contains(ioModes, d.IO) {
-		errs = append(errs, field.NotSupported(diskPath.Child("io"), string(d.IO), ioModes))
-	}
+	errs = append(errs, ValidateDiskCache(d.Cache, diskPath.Child("cache"))...)
+	errs = append(errs, ValidateDiskIO(d.IO, diskPath.Child("io"))...)
 	if d.ErrorPolicy != nil && !contains(errorModes, *d.ErrorPolicy) {
 		errs = append(errs, field.NotSupported(diskPath.Child("errorPolicy"), string(*d.ErrorPolicy), errorModes))
 	}

@@ -38,7 +38,7 @@ func validateDomain(domain *kubevirtv1.DomainSpec, path *field.Path) field.Error
 	errs = append(errs, validateMachine(domain.Machine, path.Child("machine"))...)
 	errs = append(errs, validateFirmware(domain.Firmware, path.Child("firmware"))...)
 	errs = append(errs, validateSecureBoot(domain, path)...)
-	errs = append(errs, validateIOThreads(domain, path)...)
+	errs = append(errs, ValidateIOThreads(domain.IOThreadsPolicy, domain.IOThreads, path)...)
 	errs = append(errs, validateOtherDevices(&domain.Devices, path.Child("devices"))...)
 	return errs
 }
@@ -95,11 +95,7 @@ func validateMemory(domain *kubevirtv1.DomainSpec, path *field.Path) field.Error
 		errs = append(errs, validateMemoryAmount(request, requestPath)...)
 	}
 	if guest != nil {
-		if guest.Sign() < 0 {
-			errs = append(errs, field.Invalid(guestPath, guest.String(), "must be greater than or equal to 0"))
-		} else {
-			errs = append(errs, validateMemoryAmount(*guest, guestPath)...)
-		}
+		errs = append(errs, ValidateGuestMemory(*guest, guestPath)...)
 		limitPath := path.Child("resources", "limits").Key(string(corev1.ResourceMemory))
 		if limit, ok := domain.Resources.Limits[corev1.ResourceMemory]; ok && guest.Cmp(limit) > 0 {
 			errs = append(errs, field.Invalid(guestPath, guest.String(),
@@ -153,49 +149,16 @@ func validateCPU(cpu *kubevirtv1.CPU, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("maxSockets"), cpu.MaxSockets,
 			fmt.Sprintf("must be greater than or equal to %s", path.Child("sockets"))))
 	}
-	policies := []string{"force", "require", "optional", "disable", "forbid"}
-	for i, feature := range cpu.Features {
-		featurePath := path.Child("features").Index(i)
-		if feature.Name == "" {
-			errs = append(errs, field.Required(featurePath.Child("name"), ""))
-		}
-		if feature.Policy != "" && !contains(policies, feature.Policy) {
-			errs = append(errs, field.NotSupported(featurePath.Child("policy"), feature.Policy, policies))
-		}
-	}
+	errs = append(errs, ValidateCPUFeatures(cpu.Features, path.Child("features"))...)
 	return errs
 }
 
 // validateMachine accepts an empty machine type (defaulted to q35) or a known x86 type.
 func validateMachine(machine *kubevirtv1.Machine, path *field.Path) field.ErrorList {
-	if machine == nil || machine.Type == "" || machineTypePattern.MatchString(machine.Type) {
+	if machine == nil {
 		return nil
 	}
-	return field.ErrorList{field.NotSupported(path.Child("type"), machine.Type,
-		[]string{"q35", "pc", "pc-q35-*", "pc-i440fx-*"})}
-}
-
-// validateIOThreads checks the I/O thread policy and the size of a supplemental pool.
-func validateIOThreads(domain *kubevirtv1.DomainSpec, path *field.Path) field.ErrorList {
-	if domain.IOThreadsPolicy == nil {
-		return nil
-	}
-	policies := []kubevirtv1.IOThreadsPolicy{kubevirtv1.IOThreadsPolicyShared, kubevirtv1.IOThreadsPolicyAuto,
-		kubevirtv1.IOThreadsPolicySupplementalPool}
-	policy := *domain.IOThreadsPolicy
-	if !contains(policies, policy) {
-		return field.ErrorList{field.NotSupported(path.Child("ioThreadsPolicy"), string(policy), policies)}
-	}
-	if policy == kubevirtv1.IOThreadsPolicySupplementalPool {
-		countPath := path.Child("ioThreads", "supplementalPoolThreadCount")
-		if domain.IOThreads == nil || domain.IOThreads.SupplementalPoolThreadCount == nil {
-			return field.ErrorList{field.Required(countPath, "required by ioThreadsPolicy supplementalPool")}
-		}
-		if n := *domain.IOThreads.SupplementalPoolThreadCount; n < 1 {
-			return field.ErrorList{field.Invalid(countPath, n, "must be greater than 0")}
-		}
-	}
-	return nil
+	return ValidateMachineType(machine.Type, path.Child("type"))
 }
 
 // sortedResourceNames returns the names of list in order, so that errors come out in a

@@ -107,9 +107,7 @@ func validateInterface(in *kubevirtv1.Interface, ifPath *field.Path) field.Error
 	var errs field.ErrorList
 	errs = append(errs, validateBinding(in, ifPath)...)
 	errs = append(errs, check(unsupportedInterfaceFields, in, ifPath)...)
-	if in.Model != "" && !contains(interfaceModels, in.Model) {
-		errs = append(errs, field.NotSupported(ifPath.Child("model"), in.Model, interfaceModels))
-	}
+	errs = append(errs, ValidateInterfaceModel(in.Model, ifPath.Child("model"))...)
 	portNames := nameSet{}
 	for j, p := range in.Ports {
 		portPath := ifPath.Child("ports").Index(j)
