@@ -10,4 +10,9 @@
 // Fields that NativeVirt models for KubeVirt compatibility but does not implement yet are refused
 // with Forbidden errors built from one table (unsupported.go); docs/api-support.md is kept in
 // step with that table by a unit test.
+//
+// Instance types and preferences (instancetype.kubevirt.io, validated by
+// pkg/apis/instancetype/validation) set fields of the instances made from them, so the checks
+// they share with the instance live here: their refused fields (unsupported_instancetype.go) and
+// exported checks of single values (values.go) that the instance's validation uses as well.
 package validation

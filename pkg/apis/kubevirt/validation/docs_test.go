@@ -17,11 +17,17 @@ const (
 	docEnd   = "<!-- END GENERATED: unsupported fields -->"
 )
 
-// unsupportedTable renders UnsupportedFields as the Markdown table of the doc.
+// documentedFields are the rows of the doc's table: the kubevirt.io kinds', then those of
+// instancetype.kubevirt.io.
+func documentedFields() []UnsupportedField {
+	return append(UnsupportedFields(), UnsupportedInstancetypeFields()...)
+}
+
+// unsupportedTable renders documentedFields as the Markdown table of the doc.
 func unsupportedTable() string {
 	var b strings.Builder
 	b.WriteString("| Kind | Field | Refused feature |\n|---|---|---|\n")
-	for _, u := range UnsupportedFields() {
+	for _, u := range documentedFields() {
 		b.WriteString("| " + u.Kind + " | `" + u.Path + "` | " + u.Feature + " |\n")
 	}
 	return b.String()
@@ -53,7 +59,7 @@ func TestAPISupportDoc(t *testing.T) {
 		t.Errorf("%s is out of date with unsupported.go (-want +got):\n%s\nRegenerate with UPDATE_API_DOCS=1.", apiSupportDoc, diff)
 	}
 	// Every entry is also findable by its path, as a user would search for it.
-	for _, u := range UnsupportedFields() {
+	for _, u := range documentedFields() {
 		if !strings.Contains(doc, "`"+u.Path+"`") {
 			t.Errorf("%s does not mention %s", apiSupportDoc, u.Path)
 		}
