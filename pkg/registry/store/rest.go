@@ -6,10 +6,11 @@ import (
 )
 
 // REST is a resource's main endpoint: the generic store plus the discovery hints kubectl uses
-// (short names such as `vm`, and the `all` category for `kubectl get all`).
+// (short names such as `vm`, and categories such as `all` for `kubectl get all`).
 type REST struct {
 	*genericregistry.Store
 	shortNames []string
+	categories []string
 }
 
 var (
@@ -19,13 +20,19 @@ var (
 	_ rest.SingularNameProvider = &REST{}
 )
 
-// NewREST wraps a store with its short names.
+// NewREST wraps a store with its short names, in the category `all` as every kubevirt.io
+// resource is.
 func NewREST(s *genericregistry.Store, shortNames ...string) *REST {
-	return &REST{Store: s, shortNames: shortNames}
+	return NewRESTInCategories(s, []string{"all"}, shortNames...)
+}
+
+// NewRESTInCategories wraps a store with its categories (none: nil) and short names.
+func NewRESTInCategories(s *genericregistry.Store, categories []string, shortNames ...string) *REST {
+	return &REST{Store: s, shortNames: shortNames, categories: categories}
 }
 
 // ShortNames lists the abbreviations kubectl accepts for the resource.
 func (r *REST) ShortNames() []string { return r.shortNames }
 
-// Categories puts every NativeVirt resource into `kubectl get all`.
-func (r *REST) Categories() []string { return []string{"all"} }
+// Categories lists the groups of resources (`kubectl get <category>`) the resource belongs to.
+func (r *REST) Categories() []string { return r.categories }

@@ -39,12 +39,14 @@ type Resource struct {
 	// SelectableFields returns the fields a field selector may name for one object.
 	SelectableFields func(obj runtime.Object) (labels.Set, fields.Set, error)
 	Strategy         Strategy
-	StatusStrategy   StatusStrategy
-	Table            rest.TableConvertor
+	// StatusStrategy is nil for a resource without status (and without /status).
+	StatusStrategy StatusStrategy
+	Table          rest.TableConvertor
 }
 
 // New builds the main store and the /status store of a resource. Both share the same storage; the
-// status store only swaps the update strategy.
+// status store only swaps the update strategy. A resource without a StatusStrategy gets no status
+// store (nil).
 func New(r Resource, optsGetter generic.RESTOptionsGetter) (*genericregistry.Store, *StatusREST, error) {
 	s := &genericregistry.Store{
 		NewFunc:     r.NewFunc,
@@ -64,13 +66,16 @@ func New(r Resource, optsGetter generic.RESTOptionsGetter) (*genericregistry.Sto
 	if err := s.CompleteWithOptions(opts); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", r.Plural, err)
 	}
+	if r.StatusStrategy == nil {
+		return s, nil, nil
+	}
 	status := *s
 	status.UpdateStrategy = r.StatusStrategy
 	status.ResetFieldsStrategy = r.StatusStrategy
 	return s, &StatusREST{store: &status}, nil
 }
 
-// ResetFields returns the same reset field set for every served version.
+// ResetFields returns the same reset field set for every served version of kubevirt.io.
 func ResetFields(paths ...fieldpath.Path) map[fieldpath.APIVersion]*fieldpath.Set {
 	set := fieldpath.NewSet(paths...)
 	return map[fieldpath.APIVersion]*fieldpath.Set{

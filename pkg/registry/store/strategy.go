@@ -10,8 +10,10 @@ import (
 )
 
 // Rules are what differs between NativeVirt resources; the strategies built from them share the
-// rest. Every resource follows the same split: users write spec and metadata through the main
-// resource, controllers write status through /status.
+// rest. A resource with status follows the same split: users write spec and metadata through the
+// main resource, controllers write status through /status (NewStrategies). A resource without
+// status (instance types, preferences) has the main strategy only (NewStrategy) and leaves the
+// status rules nil.
 type Rules[T runtime.Object] struct {
 	// PrepareForCreate clears status and sets request-time defaults.
 	PrepareForCreate func(obj T)
@@ -23,13 +25,28 @@ type Rules[T runtime.Object] struct {
 	Validate             func(obj T) field.ErrorList
 	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
 	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
+	// Warnings, if set, tells the client about accepted but deprecated values of a created or
+	// updated object.
+	Warnings func(obj T) []string
 }
+
+// Scope says where a resource's objects live.
+type Scope bool
+
+// The scopes of a resource.
+const (
+	Namespaced    Scope = true
+	ClusterScoped Scope = false
+)
 
 // strategy is the main resource's strategy for objects of type T.
 type strategy[T runtime.Object] struct {
 	runtime.ObjectTyper
 	names.NameGenerator
-	rules Rules[T]
+	rules      Rules[T]
+	namespaced bool
+	// resetFields are the fields writes through the main resource never change.
+	resetFields map[fieldpath.APIVersion]*fieldpath.Set
 }
 
 // statusStrategy is the /status strategy for objects of type T.
@@ -42,13 +59,21 @@ var (
 	_ StatusStrategy = statusStrategy[runtime.Object]{}
 )
 
-// NewStrategies builds the main and /status strategies of a namespaced resource from its rules.
+// NewStrategies builds the main and /status strategies of a namespaced kubevirt.io resource from
+// its rules.
 func NewStrategies[T runtime.Object](typer runtime.ObjectTyper, rules Rules[T]) (Strategy, StatusStrategy) {
-	s := strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, rules: rules}
+	s := strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, rules: rules, namespaced: true,
+		resetFields: ResetFields(fieldpath.MakePathOrDie("status"))}
 	return s, statusStrategy[T]{strategy: s}
 }
 
-func (strategy[T]) NamespaceScoped() bool { return true }
+// NewStrategy builds the strategy of a resource without status: every field is the user's, so
+// server-side apply resets none. The rules' status functions are not used.
+func NewStrategy[T runtime.Object](typer runtime.ObjectTyper, scope Scope, rules Rules[T]) Strategy {
+	return strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, rules: rules, namespaced: bool(scope)}
+}
+
+func (s strategy[T]) NamespaceScoped() bool { return s.namespaced }
 
 func (s strategy[T]) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	s.rules.PrepareForCreate(obj.(T))
@@ -62,7 +87,9 @@ func (s strategy[T]) Validate(_ context.Context, obj runtime.Object) field.Error
 	return s.rules.Validate(obj.(T))
 }
 
-func (strategy[T]) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+func (s strategy[T]) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return s.warnings(obj)
+}
 
 func (strategy[T]) Canonicalize(runtime.Object) {}
 
@@ -74,13 +101,20 @@ func (s strategy[T]) ValidateUpdate(_ context.Context, obj, old runtime.Object) 
 	return s.rules.ValidateUpdate(obj.(T), old.(T))
 }
 
-func (strategy[T]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
+func (s strategy[T]) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return s.warnings(obj)
 }
 
-// GetResetFields: writes through the main resource never change status.
-func (strategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return ResetFields(fieldpath.MakePathOrDie("status"))
+func (s strategy[T]) warnings(obj runtime.Object) []string {
+	if s.rules.Warnings == nil {
+		return nil
+	}
+	return s.rules.Warnings(obj.(T))
+}
+
+// GetResetFields: writes through the main resource never change status (when there is one).
+func (s strategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.resetFields
 }
 
 func (s statusStrategy[T]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
