@@ -36,7 +36,9 @@ func runPrefCases(t *testing.T, cases []prefCase) {
 }
 
 func TestCPUFeaturePreferences(t *testing.T) {
-	feature := func(name, policy string) kubevirtv1.CPUFeature { return kubevirtv1.CPUFeature{Name: name, Policy: policy} }
+	feature := func(name, policy string) kubevirtv1.CPUFeature {
+		return kubevirtv1.CPUFeature{Name: name, Policy: policy}
+	}
 	preferred := v1beta1.VirtualMachinePreferenceSpec{CPU: &v1beta1.CPUPreferences{
 		PreferredCPUFeatures: []kubevirtv1.CPUFeature{feature("vmx", "require"), feature("pcid", "")}}}
 	runPrefCases(t, []prefCase{
