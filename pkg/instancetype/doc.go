@@ -51,7 +51,9 @@
 //   - an instance type whose vCPUs a spread topology cannot divide is field.ErrorTypeInvalid at
 //     instancetype.spec.cpu.guest, the path KubeVirt's VM admission reports
 //     (pkg/instancetype/preference/validation/cpu.go); an unknown topology, an unknown spread
-//     level or a ratio below 1 is reported at preference.spec.cpu.*;
+//     level or a spread ratio below 1 is reported at the preference's field
+//     (preference.spec.cpu.preferredCPUTopology, preference.spec.cpu.spreadOptions.across or
+//     .ratio, preference.spec.preferSpreadSocketToCoreRatio);
 //   - an unmet requirement is field.ErrorTypeNotFound (KubeVirt's cause type FieldValueNotFound),
 //     "failure checking preference requirements: ...", at spec.instancetype when the instance
 //     type falls short and at the template's field otherwise.

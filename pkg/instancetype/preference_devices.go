@@ -15,6 +15,9 @@ import (
 // The preferred sound model goes to a sound device the template has without a model; it does not
 // add a device. The preferred panic device model likewise goes only to the template's panic
 // devices without a model (KubeVirt 1.7; later releases add a device).
+//
+// preferredVirtualGPUOptions is not applied: KubeVirt 1.7 never applies it either (its GPUs come
+// from the template or the instance type, whole).
 func applyDevicePreferences(pref *instancetypev1beta1.VirtualMachinePreferenceSpec, spec *kubevirtv1.VirtualMachineInstanceSpec) {
 	p := pref.Devices
 	if p == nil {
