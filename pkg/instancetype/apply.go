@@ -63,8 +63,7 @@ func applyInstancetype(fldPath *field.Path, it *instancetypev1beta1.VirtualMachi
 	errs = append(errs, applyIOThreadsPolicy(specPath, it, spec)...)
 	errs = append(errs, applyIOThreads(specPath, it, spec)...)
 	errs = append(errs, applyLaunchSecurity(specPath, it, spec)...)
-	errs = append(errs, applyGPUs(specPath, it, spec)...)
-	errs = append(errs, applyHostDevices(specPath, it, spec)...)
+	errs = append(errs, applyPassthrough(specPath, it, spec)...)
 	errs = append(errs, applyInstancetypeAnnotations(fldPath.Child("metadata"), it.Annotations, meta)...)
 	return errs
 }

@@ -7,34 +7,33 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
-// applyGPUs gives the guest the instance type's GPUs. A template with GPUs of its own conflicts:
-// the lists are not merged (KubeVirt's pkg/instancetype/apply/gpu.go).
-func applyGPUs(specPath *field.Path, it *instancetypev1beta1.VirtualMachineInstancetypeSpec, spec *kubevirtv1.VirtualMachineInstanceSpec) field.ErrorList {
-	if len(it.GPUs) == 0 {
-		return nil
-	}
-	if len(spec.Domain.Devices.GPUs) > 0 {
-		return field.ErrorList{conflict(specPath.Child("domain", "devices", "gpus"))}
-	}
-	spec.Domain.Devices.GPUs = make([]kubevirtv1.GPU, len(it.GPUs))
-	for i := range it.GPUs {
-		it.GPUs[i].DeepCopyInto(&spec.Domain.Devices.GPUs[i])
-	}
-	return nil
+// applyPassthrough gives the guest the instance type's GPUs and host devices. A template with
+// devices of the same kind conflicts: the lists are not merged (KubeVirt's
+// pkg/instancetype/apply/gpu.go and hostdevices.go).
+func applyPassthrough(specPath *field.Path, it *instancetypev1beta1.VirtualMachineInstancetypeSpec, spec *kubevirtv1.VirtualMachineInstanceSpec) field.ErrorList {
+	devicesPath := specPath.Child("domain", "devices")
+	var errs field.ErrorList
+	errs = append(errs, setList(devicesPath.Child("gpus"), it.GPUs, &spec.Domain.Devices.GPUs)...)
+	errs = append(errs, setList(devicesPath.Child("hostDevices"), it.HostDevices, &spec.Domain.Devices.HostDevices)...)
+	return errs
 }
 
-// applyHostDevices gives the guest the instance type's host devices, as applyGPUs does GPUs
-// (KubeVirt's pkg/instancetype/apply/hostdevices.go).
-func applyHostDevices(specPath *field.Path, it *instancetypev1beta1.VirtualMachineInstancetypeSpec, spec *kubevirtv1.VirtualMachineInstanceSpec) field.ErrorList {
-	if len(it.HostDevices) == 0 {
+// setList sets *target to a deep copy of from, unless from is empty; a non-empty *target
+// conflicts.
+func setList[T any, P interface {
+	*T
+	DeepCopyInto(*T)
+}](p *field.Path, from []T, target *[]T) field.ErrorList {
+	if len(from) == 0 {
 		return nil
 	}
-	if len(spec.Domain.Devices.HostDevices) > 0 {
-		return field.ErrorList{conflict(specPath.Child("domain", "devices", "hostDevices"))}
+	if len(*target) > 0 {
+		return field.ErrorList{conflict(p)}
 	}
-	spec.Domain.Devices.HostDevices = make([]kubevirtv1.HostDevice, len(it.HostDevices))
-	for i := range it.HostDevices {
-		it.HostDevices[i].DeepCopyInto(&spec.Domain.Devices.HostDevices[i])
+	out := make([]T, len(from))
+	for i := range from {
+		P(&from[i]).DeepCopyInto(&out[i])
 	}
+	*target = out
 	return nil
 }
