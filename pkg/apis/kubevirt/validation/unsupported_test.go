@@ -91,11 +91,11 @@ var vmUses = map[string]func(vm *kubevirtv1.VirtualMachine){
 	"spec.dataVolumeTemplates": func(vm *kubevirtv1.VirtualMachine) {
 		vm.Spec.DataVolumeTemplates = []kubevirtv1.DataVolumeTemplateSpec{{}}
 	},
-	"spec.instancetype": func(vm *kubevirtv1.VirtualMachine) {
-		vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "u1.medium"}
+	"spec.instancetype.inferFromVolume": func(vm *kubevirtv1.VirtualMachine) {
+		vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{InferFromVolume: "rootdisk"}
 	},
-	"spec.preference": func(vm *kubevirtv1.VirtualMachine) {
-		vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "fedora"}
+	"spec.preference.inferFromVolume": func(vm *kubevirtv1.VirtualMachine) {
+		vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{InferFromVolume: "rootdisk"}
 	},
 	"spec.runStrategy": func(vm *kubevirtv1.VirtualMachine) {
 		vm.Spec.RunStrategy = ptr(kubevirtv1.RunStrategyWaitAsReceiver)

@@ -38,8 +38,9 @@ func ValidateVirtualMachineUpdate(newVM, oldVM *kubevirtv1.VirtualMachine) field
 	return ValidateVirtualMachine(newVM)
 }
 
-// validateVMSpec checks running versus runStrategy, the unsupported VM-level features and
-// the template.
+// validateVMSpec checks running versus runStrategy, the unsupported VM-level features, the
+// instance type and preference matchers and the template (whose memory may come from the
+// instance type).
 func validateVMSpec(spec *kubevirtv1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, check(unsupportedVMSpecFields, spec, fldPath)...)
@@ -53,7 +54,12 @@ func validateVMSpec(spec *kubevirtv1.VirtualMachineSpec, fldPath *field.Path) fi
 	if s := spec.UpdateVolumesStrategy; s != nil && !contains(updateVolumesStrategies, *s) {
 		errs = append(errs, field.NotSupported(fldPath.Child("updateVolumesStrategy"), string(*s), updateVolumesStrategies))
 	}
-	errs = append(errs, validateTemplate(spec.Template, fldPath.Child("template"))...)
+	errs = append(errs, validateMatchers(spec, fldPath)...)
+	templateErrs := validateTemplate(spec.Template, fldPath.Child("template"))
+	if spec.Instancetype != nil {
+		templateErrs = withoutInstancetypeMemory(templateErrs, fldPath.Child("template", "spec"))
+	}
+	errs = append(errs, templateErrs...)
 	return errs
 }
 
