@@ -1,6 +1,7 @@
 // Package apiserver assembles nativevirt-apiserver: the kubevirt.io API group (v1 and v1alpha3)
-// on k8s.io/apiserver, backed by the registries in pkg/registry, plus the discovery of the
-// subresources.kubevirt.io group that KubeVirt's virtctl talks to.
+// and the instancetype.kubevirt.io group (v1beta1) on k8s.io/apiserver, backed by the registries
+// in pkg/registry, plus the discovery of the subresources.kubevirt.io group that KubeVirt's
+// virtctl talks to.
 package apiserver
 
 import (
@@ -60,7 +61,8 @@ func (cfg *Config) Complete() CompletedConfig {
 	}}
 }
 
-// New builds the server with the kubevirt.io group installed.
+// New builds the server with its API groups installed: kubevirt.io, subresources.kubevirt.io
+// and instancetype.kubevirt.io.
 func (c completedConfig) New() (*Server, error) {
 	generic, err := c.GenericConfig.New("nativevirt-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
@@ -68,7 +70,23 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	s := &Server{GenericAPIServer: generic}
 
-	storage, acts, err := kubevirtStorage(c.GenericConfig.RESTOptionsGetter, c.ExtraConfig)
+	acts, err := installKubevirtGroup(generic, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := installSubresourcesGroup(generic, acts); err != nil {
+		return nil, err
+	}
+	if err := installInstancetypeGroup(generic, c.GenericConfig.RESTOptionsGetter); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// installKubevirtGroup serves kubevirt.io/v1 and v1alpha3 and returns the actions that are also
+// served under subresources.kubevirt.io.
+func installKubevirtGroup(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, extra *ExtraConfig) (*actions, error) {
+	storage, acts, err := kubevirtStorage(optsGetter, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -77,21 +95,24 @@ func (c completedConfig) New() (*Server, error) {
 	// stores v1.
 	group.VersionedResourcesStorageMap[kubevirtv1.SchemeGroupVersion.Version] = storage
 	group.VersionedResourcesStorageMap[kubevirtv1.V1alpha3GroupVersion.Version] = storage
-	if err := generic.InstallAPIGroup(&group); err != nil {
+	if err := s.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("install %s: %w", kubevirtv1.GroupName, err)
 	}
-	if err := installSubresourcesGroup(generic, acts); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return acts, nil
 }
 
-// kubevirtGroupInfo is the kubevirt.io group without its storage. NewDefaultAPIGroupInfo's
-// serializers encode a list item by item straight into the response (k8s.io/apiserver's
-// StreamingCollectionEncodingToJSON); those of Codecs would encode the whole list into one buffer
-// first, ~100 MB for 10,000 VirtualMachines, which encoding/json then keeps in its pool.
+// kubevirtGroupInfo is the kubevirt.io group without its storage.
 func kubevirtGroupInfo() genericapiserver.APIGroupInfo {
-	group := genericapiserver.NewDefaultAPIGroupInfo(kubevirtv1.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	return groupInfo(kubevirtv1.GroupName)
+}
+
+// groupInfo is an API group of this server without its storage, encoding JSON and YAML only.
+// NewDefaultAPIGroupInfo's serializers encode a list item by item straight into the response
+// (k8s.io/apiserver's StreamingCollectionEncodingToJSON); those of Codecs would encode the whole
+// list into one buffer first, ~100 MB for 10,000 VirtualMachines, which encoding/json then keeps
+// in its pool.
+func groupInfo(name string) genericapiserver.APIGroupInfo {
+	group := genericapiserver.NewDefaultAPIGroupInfo(name, Scheme, metav1.ParameterCodec, Codecs)
 	group.NegotiatedSerializer = jsonAndYAMLOnly{group.NegotiatedSerializer}
 	return group
 }

@@ -8,12 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	instancetypeinstall "github.com/nativevirt/nativevirt/pkg/apis/instancetype/install"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	"github.com/nativevirt/nativevirt/pkg/apis/kubevirt/install"
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
 var (
 	// Scheme knows every type the server serves: kubevirt.io (v1, v1alpha3 and the internal version),
-	// autoscaling/v1 Scale for the replica set's /scale, and the unversioned meta types.
+	// instancetype.kubevirt.io (v1beta1 and the internal version), autoscaling/v1 Scale for the
+	// replica set's /scale, and the unversioned meta types.
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes Scheme's types.
 	Codecs = serializer.NewCodecFactory(Scheme)
@@ -22,11 +26,17 @@ var (
 	// version and kind from it, so the published x-kubernetes-group-version-kind never names
 	// the internal version.
 	servedScheme = runtime.NewScheme()
+
+	// StorageVersions are the versions objects are written to etcd in, one per stored group:
+	// kubevirt.io/v1 (whatever version a client wrote) and instancetype.kubevirt.io/v1beta1.
+	StorageVersions = schema.GroupVersions{kubevirtv1.SchemeGroupVersion, instancetypev1beta1.SchemeGroupVersion}
 )
 
 func init() {
 	install.Install(Scheme)
 	install.InstallExternal(servedScheme)
+	instancetypeinstall.Install(Scheme)
+	instancetypeinstall.InstallExternal(servedScheme)
 	utilruntime.Must(addScale(Scheme))
 	utilruntime.Must(autoscalingv1.AddToScheme(servedScheme))
 

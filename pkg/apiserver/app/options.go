@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -26,7 +25,6 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	netutils "k8s.io/utils/net"
 
-	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
@@ -70,13 +68,13 @@ type Options struct {
 func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPathPrefix,
-			apiserver.StorageCodec(kubevirtv1.SchemeGroupVersion)),
+			apiserver.StorageCodec(apiserver.StorageVersions)),
 		DataDir:                    defaultDataDir(),
 		EmbeddedEtcdDefragInterval: embeddedetcd.DefaultDefragInterval,
 	}
-	// Store v1 whatever version a client wrote.
-	o.Recommended.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
-		kubevirtv1.SchemeGroupVersion, schema.GroupKind{Group: kubevirtv1.GroupName})
+	// Store kubevirt.io objects in v1 whatever version a client wrote (and instance types in
+	// v1beta1); the generic registry reports these as the resources' storage versions.
+	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
 	o.Recommended.SecureServing.BindPort = 8443
 	return o
 }

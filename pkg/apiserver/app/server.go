@@ -18,8 +18,8 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Use:   "nativevirt-apiserver",
 		Short: "Serve the kubevirt.io API natively, as an aggregated API server with its own etcd",
 		Long: "nativevirt-apiserver serves kubevirt.io/v1 and v1alpha3 (VirtualMachines, " +
-			"VirtualMachineInstances, replica sets, migrations) and subresources.kubevirt.io/v1 behind " +
-			"kube-apiserver's aggregation layer. Without --etcd-servers it runs an embedded etcd in --data-dir.",
+			"VirtualMachineInstances, replica sets, migrations), instancetype.kubevirt.io/v1beta1 (instance types " +
+			"and preferences) and subresources.kubevirt.io/v1 behind kube-apiserver's aggregation layer. Without --etcd-servers it runs an embedded etcd in --data-dir.",
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return Run(c.Context(), o)
