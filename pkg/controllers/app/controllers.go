@@ -72,7 +72,7 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		return claims.PersistentVolumeClaims(namespace).Get(name)
 	}
 
-	if c.vm, err = vm.New(kv, kvi.VirtualMachines(), kvi.VirtualMachineInstances(), recorder(vm.Name)); err != nil {
+	if c.vm, err = vm.New(kube, kv, kvi.VirtualMachines(), kvi.VirtualMachineInstances(), recorder(vm.Name)); err != nil {
 		return nil, err
 	}
 	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, recorder(vmi.Name)); err != nil {

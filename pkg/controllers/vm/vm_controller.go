@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -38,13 +40,15 @@ type Controller struct {
 	synced       []cache.InformerSynced
 	expectations *expectations.Expectations
 	instances    instanceAPI
+	// instancetypes resolves the VM's instance type and preference; nil in tests without them.
+	instancetypes *instancetypeAPI
 	// updateStatus writes the VM status and returns the new resourceVersion.
 	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error)
 	now          func() time.Time
 }
 
 // New wires the controller to its informers; Run starts it.
-func New(client versioned.Interface, vmInformer informers.VirtualMachineInformer,
+func New(kube kubernetes.Interface, client versioned.Interface, vmInformer informers.VirtualMachineInformer,
 	vmiInformer informers.VirtualMachineInstanceInformer, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
 		vmLister:     vmInformer.Lister(),
@@ -54,6 +58,7 @@ func New(client versioned.Interface, vmInformer informers.VirtualMachineInformer
 		now:          time.Now,
 	}
 	c.queue = loop.New(Name, c.sync)
+	c.instancetypes = newInstancetypeAPI(kube, client)
 	c.instances = instanceAPI{
 		create: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
 			return client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Create(ctx, vmi, metav1.CreateOptions{})
@@ -71,6 +76,7 @@ func New(client versioned.Interface, vmInformer informers.VirtualMachineInformer
 		event: func(vm *kubevirtv1.VirtualMachine, eventType, reason, message string) {
 			recorder.Event(vm, eventType, reason, message)
 		},
+		expand: c.instancetypes.expand,
 	}
 	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error) {
 		updated, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
@@ -191,6 +197,17 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	strategy := RunStrategy(vm)
 	startFailure := nextStartFailure(vm.Status.StartFailure, strategy, claimed.vmi, now)
 	in := statusInput{vm: vm, startFailure: startFailure, runStrategy: strategy, now: now}
+	// The revisions of the instance type and preference are captured as soon as the VM names
+	// them, running or not, as KubeVirt does; a new instance is expanded from them.
+	acting := vm
+	var refsErr error
+	if c.instancetypes != nil {
+		var refs statusRefs
+		if refs, refsErr = c.instancetypes.refs(ctx, vm); refsErr == nil {
+			in.refs = &refs
+			acting = withRefs(vm, refs)
+		}
+	}
 	var p plan
 	if claimed.foreign != nil {
 		logger.V(2).Info("An instance of the VM's name belongs to another controller; waiting", "vmi", klog.KObj(claimed.foreign))
@@ -205,7 +222,13 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 			c.expectations.ExpectDeletion(key, claimed.vmi.UID)
 		}
 		var reason string
-		in.vmi, reason, in.syncErr = c.instances.execute(ctx, vm, claimed.vmi, p.action, p.startPaused, metav1.NewTime(now))
+		if p.action == actCreate && refsErr != nil {
+			// Without its instance type or preference the instance cannot be built.
+			in.vmi, reason, in.syncErr = nil, ReasonFailedCreate, refsErr
+			c.instances.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+refsErr.Error())
+		} else {
+			in.vmi, reason, in.syncErr = c.instances.execute(ctx, acting, claimed.vmi, p.action, p.startPaused, metav1.NewTime(now))
+		}
 		if in.syncErr != nil {
 			// The awaited event will never come.
 			if p.action == actCreate {
@@ -237,6 +260,10 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	if in.syncErr != nil {
 		return loop.Result{}, in.syncErr
+	}
+	if refsErr != nil {
+		// Retried with the queue's back-off until the instance type or preference exists.
+		return loop.Result{}, refsErr
 	}
 	return loop.Result{RequeueAfter: p.requeueAfter}, nil
 }

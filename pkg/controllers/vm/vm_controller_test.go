@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -20,6 +21,8 @@ import (
 type fixture struct {
 	t      *testing.T
 	client *fake.Clientset
+	// kube holds the ControllerRevisions of instance types and preferences.
+	kube *kubefake.Clientset
 	c      *Controller
 	vms    func(obj any) error
 	vmis   func(obj any) error
@@ -34,13 +37,14 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	client := fake.NewSimpleClientset(objs...)
 	factory := externalversions.NewSharedInformerFactory(client, 0)
 	vmInf, vmiInf := factory.Kubevirt().V1().VirtualMachines(), factory.Kubevirt().V1().VirtualMachineInstances()
-	c, err := New(client, vmInf, vmiInf, record.NewFakeRecorder(100))
+	kube := kubefake.NewSimpleClientset()
+	c, err := New(kube, client, vmInf, vmiInf, record.NewFakeRecorder(100))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.now = func() time.Time { return testNow }
 	vmStore := vmInf.Informer().GetIndexer()
-	f := &fixture{t: t, client: client, c: c,
+	f := &fixture{t: t, client: client, kube: kube, c: c,
 		// Putting a VM into the cache is what the informer does before calling the handler.
 		vms: func(obj any) error {
 			if err := vmStore.Add(obj); err != nil {

@@ -89,6 +89,9 @@ type statusInput struct {
 	syncErr       error
 	syncErrReason string
 	now           time.Time
+	// refs are the instance type and preference references to record; nil keeps the old ones
+	// (resolving them failed).
+	refs *statusRefs
 }
 
 // computeStatus is the one place the VM status is computed. Fields that do not change keep their
@@ -109,6 +112,10 @@ func computeStatus(in statusInput) kubevirtv1.VirtualMachineStatus {
 	st.StartFailure = in.startFailure
 	st.RunStrategy = in.runStrategy
 	st.DesiredGeneration = in.vm.Generation
+	if in.refs != nil {
+		st.InstancetypeRef = in.refs.instancetype
+		st.PreferenceRef = in.refs.preference
+	}
 	if vmi != nil {
 		if g, err := strconv.ParseInt(vmi.Annotations[GenerationAnnotation], 10, 64); err == nil {
 			st.ObservedGeneration = g

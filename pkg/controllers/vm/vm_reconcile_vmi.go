@@ -32,6 +32,9 @@ type instanceAPI struct {
 	getVM func(ctx context.Context, namespace, name string) (*kubevirtv1.VirtualMachine, error)
 	// event records an event on the VM.
 	event func(vm *kubevirtv1.VirtualMachine, eventType, reason, message string)
+	// expand fills a new instance from the VM's instance type and preference; nil in tests
+	// without them.
+	expand func(ctx context.Context, vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance) error
 }
 
 // claimResult is the instance a VM may act on.
@@ -122,6 +125,12 @@ func (a *instanceAPI) execute(ctx context.Context, vm *kubevirtv1.VirtualMachine
 			return nil, ReasonFailedCreate, err
 		}
 		instance := newInstance(vm)
+		if a.expand != nil {
+			if err := a.expand(ctx, vm, instance); err != nil {
+				a.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+err.Error())
+				return nil, ReasonFailedCreate, err
+			}
+		}
 		if paused {
 			s := kubevirtv1.StartStrategyPaused
 			instance.Spec.StartStrategy = &s
