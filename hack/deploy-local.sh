@@ -4,7 +4,7 @@
 # the demo containerDisk), issues the serving certificate of nativevirt-apiserver.nativevirt.svc
 # and the node agents' PKI (node CA, the handler's serving cert for the nodes' addresses, the
 # apiserver's client cert), applies the manifests with the APIServices' caBundle set, and waits
-# until the three APIServices are Available, the controller and the node agents run and every
+# until the four APIServices are Available, the controller and the node agents run and every
 # node is schedulable for VMs. Idempotent: a second run with nothing changed changes nothing (pods
 # restart only when their image changed).
 #
@@ -17,7 +17,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 
 NS=nativevirt
-APISERVICES=(v1.kubevirt.io v1alpha3.kubevirt.io v1.subresources.kubevirt.io)
+APISERVICES=(v1.kubevirt.io v1alpha3.kubevirt.io v1.subresources.kubevirt.io v1beta1.instancetype.kubevirt.io)
 TIMEOUT=${NV_DEPLOY_TIMEOUT:-180}
 OVERLAY=$NV_LOCAL_DIR/deploy
 CERTS=$NV_LOCAL_DIR/certs/nativevirt-apiserver
@@ -284,13 +284,15 @@ done
 # has read the new pod's, it hands out the old schema hash, which the new pod answers with a
 # redirect that kube-apiserver's proxy refuses: `kubectl explain` and server-side apply's schema
 # lookups fail meanwhile.
-nv_step "wait for kube-apiserver's OpenAPI index of kubevirt.io"
+nv_step "wait for kube-apiserver's OpenAPI index of kubevirt.io and instancetype.kubevirt.io"
 openapi_current() {
 	local url
-	url=$(nv_kubectl get --raw /openapi/v3 | grep -o '"apis/kubevirt.io/v1":{"serverRelativeURL":"[^"]*"' | cut -d'"' -f6)
+	url=$(nv_kubectl get --raw /openapi/v3 | grep -o "\"apis/$1\":{\"serverRelativeURL\":\"[^\"]*\"" | cut -d'"' -f6)
 	[[ -n $url ]] && nv_kubectl get --raw "$url" >/dev/null
 }
-nv_wait_for "$TIMEOUT" "a current OpenAPI v3 index of kubevirt.io/v1 in kube-apiserver" openapi_current
+for gv in kubevirt.io/v1 instancetype.kubevirt.io/v1beta1; do
+	nv_wait_for "$TIMEOUT" "a current OpenAPI v3 index of $gv in kube-apiserver" openapi_current "$gv"
+done
 
 nv_step_report
 echo "NativeVirt deployed: kubectl --kubeconfig $NV_KUBECONFIG get vms -A"

@@ -161,17 +161,12 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 }
 
 func (e *Env) setupServer(ctx context.Context) error {
+	if err := e.deleteLeftoverAPIServices(ctx); err != nil {
+		return err
+	}
 	mode := e.opts.Mode
 	if mode == ModeAuto || mode == "" {
-		svc, err := e.Dynamic.Resource(apiServiceResource).Get(ctx, "v1.kubevirt.io", metav1.GetOptions{})
-		if err == nil && svc.GetLabels()["nativevirt.io/bench"] == "true" {
-			// Registered by an interrupted run in process mode: its process is gone.
-			e.Logf("deleting APIService v1.kubevirt.io left by an interrupted benchmark")
-			if err := e.Dynamic.Resource(apiServiceResource).Delete(ctx, "v1.kubevirt.io", metav1.DeleteOptions{}); err != nil {
-				return err
-			}
-			_, err = e.Dynamic.Resource(apiServiceResource).Get(ctx, "v1.kubevirt.io", metav1.GetOptions{})
-		}
+		_, err := e.Dynamic.Resource(apiServiceResource).Get(ctx, "v1.kubevirt.io", metav1.GetOptions{})
 		switch {
 		case err == nil:
 			mode = ModeDeployed

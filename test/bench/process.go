@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -25,6 +26,8 @@ import (
 
 // The process mode's objects in kube-apiserver.
 const (
+	// benchLabel marks the APIServices the process mode registers.
+	benchLabel       = "nativevirt.io/bench"
 	processNamespace = "nativevirt-bench-system"
 	processService   = "nativevirt-bench-apiserver"
 	// bridgeIP is the address of the cluster bridge on this machine (hack/cluster/lib.sh): the
@@ -33,10 +36,23 @@ const (
 	bridgeIP = "10.88.0.1"
 )
 
+// processAPIServices are the group versions the process mode routes to its process, as the
+// deployment's APIServices do for the group versions the benchmark and the namespace controller
+// reach through kube-apiserver. Each is registered under its usual name, labelled
+// nativevirt.io/bench so that a later run can tell it from a deployment's.
+var processAPIServices = []schema.GroupVersion{
+	{Group: "kubevirt.io", Version: "v1"},
+	{Group: "instancetype.kubevirt.io", Version: "v1beta1"},
+}
+
+// apiServiceName is the name of the APIService of gv (version.group).
+func apiServiceName(gv schema.GroupVersion) string { return gv.Version + "." + gv.Group }
+
 // startProcess runs _output/bin/nativevirt-apiserver on this machine with delegated
 // authentication and authorization (as in a pod, but with the admin's kubeconfig), registers it
-// with kube-apiserver (Service without selector, EndpointSlice, APIService v1.kubevirt.io) and
-// waits until the APIService is Available. Close stops it and deletes what was registered.
+// with kube-apiserver (Service without selector, EndpointSlice, the APIServices of
+// processAPIServices) and waits until the APIServices are Available. Close stops it and deletes
+// what was registered.
 func (e *Env) startProcess(ctx context.Context) error {
 	root := e.Cluster.Root()
 	bin := filepath.Join(root, "_output", "bin", serverExe)
@@ -110,7 +126,7 @@ func (e *Env) startProcess(ctx context.Context) error {
 	return nil
 }
 
-// registerProcess makes kube-apiserver route kubevirt.io/v1 to the process.
+// registerProcess makes kube-apiserver route processAPIServices to the process.
 func (e *Env) registerProcess(ctx context.Context, port int, caBundle string) error {
 	// Not Env.Namespace: this namespace must outlive the suites' namespaces, whose deletion
 	// needs the APIService (the namespace controller deletes their kubevirt.io objects).
@@ -146,28 +162,67 @@ func (e *Env) registerProcess(ctx context.Context, port int, caBundle string) er
 	if _, err := e.KubeClient.DiscoveryV1().EndpointSlices(processNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		return err
 	}
+	for _, gv := range processAPIServices {
+		if err := e.registerAPIService(ctx, gv, caBundle); err != nil {
+			return err
+		}
+	}
+	for _, gv := range processAPIServices {
+		if err := e.waitAPIServiceAvailable(ctx, apiServiceName(gv), 2*time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// registerAPIService routes gv to the process's Service, and unregisters it at Close.
+func (e *Env) registerAPIService(ctx context.Context, gv schema.GroupVersion, caBundle string) error {
+	name := apiServiceName(gv)
 	apisvc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1",
 		"kind":       "APIService",
-		"metadata":   map[string]any{"name": "v1.kubevirt.io", "labels": map[string]any{"nativevirt.io/bench": "true"}},
+		"metadata":   map[string]any{"name": name, "labels": map[string]any{benchLabel: "true"}},
 		"spec": map[string]any{
-			"group": "kubevirt.io", "version": "v1",
+			"group": gv.Group, "version": gv.Version,
 			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
 			"caBundle": caBundle,
 			"service":  map[string]any{"namespace": processNamespace, "name": processService, "port": int64(443)},
 		},
 	}}
 	if _, err := e.Dynamic.Resource(apiServiceResource).Create(ctx, apisvc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("register APIService v1.kubevirt.io: %w", err)
+		return fmt.Errorf("register APIService %s: %w", name, err)
 	}
-	e.OnClose("APIService v1.kubevirt.io (of the process)", func(ctx context.Context) error {
-		err := e.Dynamic.Resource(apiServiceResource).Delete(ctx, "v1.kubevirt.io", metav1.DeleteOptions{})
+	e.OnClose("APIService "+name+" (of the process)", func(ctx context.Context) error {
+		err := e.Dynamic.Resource(apiServiceResource).Delete(ctx, name, metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return err
 	})
-	return e.waitAPIServiceAvailable(ctx, "v1.kubevirt.io", 2*time.Minute)
+	return nil
+}
+
+// deleteLeftoverAPIServices deletes the APIServices an interrupted run in process mode left: their
+// process is gone, and an unavailable APIService blocks the deletion of every namespace.
+func (e *Env) deleteLeftoverAPIServices(ctx context.Context) error {
+	for _, gv := range processAPIServices {
+		name := apiServiceName(gv)
+		svc, err := e.Dynamic.Resource(apiServiceResource).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if svc.GetLabels()[benchLabel] != "true" {
+			continue // a deployment's
+		}
+		e.Logf("deleting APIService %s left by an interrupted benchmark", name)
+		if err := e.Dynamic.Resource(apiServiceResource).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // freePort returns a TCP port that is free on ip right now.

@@ -37,7 +37,7 @@ import (
 )
 
 // apiServices are the group versions kube-apiserver routes to nativevirt-apiserver.
-var apiServices = []string{"v1.kubevirt.io", "v1alpha3.kubevirt.io", "v1.subresources.kubevirt.io"}
+var apiServices = []string{"v1.kubevirt.io", "v1alpha3.kubevirt.io", "v1.subresources.kubevirt.io", "v1beta1.instancetype.kubevirt.io"}
 
 // TestAggregationAPIServicesAvailable reads the APIServices with client-go: each points at the
 // nativevirt-apiserver Service, verifies TLS with a caBundle (never insecureSkipTLSVerify) and
@@ -94,7 +94,7 @@ func condition(obj *unstructured.Unstructured, typ string) string {
 }
 
 // TestAggregationAPIResources checks what kubectl discovers through kube-apiserver: the four
-// kinds of kubevirt.io with KubeVirt's short names, served as v1, and all three group versions.
+// kinds of kubevirt.io with KubeVirt's short names, served as v1, and all four group versions.
 func TestAggregationAPIResources(t *testing.T) {
 	c := requireNativeVirt(t)
 	k := c.KubectlFor(t, framework.AdminUser)
@@ -116,7 +116,7 @@ func TestAggregationAPIResources(t *testing.T) {
 	}
 
 	versions := strings.Fields(k.MustRun("api-versions"))
-	for _, gv := range []string{"kubevirt.io/v1", "kubevirt.io/v1alpha3", "subresources.kubevirt.io/v1"} {
+	for _, gv := range []string{"kubevirt.io/v1", "kubevirt.io/v1alpha3", "subresources.kubevirt.io/v1", "instancetype.kubevirt.io/v1beta1"} {
 		found := false
 		for _, v := range versions {
 			found = found || v == gv

@@ -33,8 +33,8 @@ var deployment struct {
 
 // DeployNativeVirt deploys NativeVirt from artifacts/local with hack/deploy-local.sh (build,
 // image, serving certificate, manifests) and returns once the APIServices v1.kubevirt.io,
-// v1alpha3.kubevirt.io and v1.subresources.kubevirt.io are Available and the kubevirt.io roles
-// are aggregated into view/edit/admin. It runs the script once per test binary; later calls
+// v1alpha3.kubevirt.io, v1.subresources.kubevirt.io and v1beta1.instancetype.kubevirt.io are
+// Available and the kubevirt.io roles are aggregated into view/edit/admin (the script waits). It runs the script once per test binary; later calls
 // return the first call's result, so a failed deployment fails every test that needs it with the
 // same error instead of retrying a slow build.
 func (c *Cluster) DeployNativeVirt(ctx context.Context) error {
