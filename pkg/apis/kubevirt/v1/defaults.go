@@ -18,6 +18,26 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)
 }
 
+// SetDefaults_VirtualMachine gives a VM's template an instance's defaults, unless the VM names a
+// preference: a preference fills what the template leaves unset (disk buses, the machine type,
+// the pod interface, ...), which a default set here would pre-empt. KubeVirt does not default
+// VM templates either; the instance created from the template is defaulted in any case.
+//
+// +k8s:defaulter-gen=covers
+func SetDefaults_VirtualMachine(obj *VirtualMachine) {
+	if obj.Spec.Template == nil || obj.Spec.Preference != nil {
+		return
+	}
+	DefaultInstanceSpec(&obj.Spec.Template.Spec)
+}
+
+// DefaultInstanceSpec applies an instance's defaults to spec.
+func DefaultInstanceSpec(spec *VirtualMachineInstanceSpec) {
+	vmi := VirtualMachineInstance{Spec: *spec}
+	SetObjectDefaults_VirtualMachineInstance(&vmi)
+	*spec = vmi.Spec
+}
+
 // SetDefaults_DomainSpec gives the domain the default machine type when it has none.
 func SetDefaults_DomainSpec(obj *DomainSpec) {
 	if obj.Machine == nil {

@@ -207,6 +207,14 @@ func TestTemplatesAreDefaulted(t *testing.T) {
 		SetObjectDefaults_VirtualMachineInstanceReplicaSet(rs)
 		check(t, rs.Spec.Template.Spec)
 	})
+	t.Run("VirtualMachine with a preference", func(t *testing.T) {
+		// The preference fills these when the instance is made; defaults here would pre-empt it.
+		vm := &VirtualMachine{Spec: VirtualMachineSpec{Template: template(), Preference: &PreferenceMatcher{Name: "fedora"}}}
+		SetObjectDefaults_VirtualMachine(vm)
+		if diff := cmp.Diff(template(), vm.Spec.Template); diff != "" {
+			t.Errorf("template of a VM with a preference was defaulted (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("VirtualMachine without template", func(t *testing.T) {
 		vm := &VirtualMachine{}
 		SetObjectDefaults_VirtualMachine(vm) // must not panic

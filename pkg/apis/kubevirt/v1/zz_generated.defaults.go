@@ -43,28 +43,7 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 }
 
 func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
-	if in.Spec.Template != nil {
-		SetDefaults_VirtualMachineInstanceSpec(&in.Spec.Template.Spec)
-		SetDefaults_DomainSpec(&in.Spec.Template.Spec.Domain)
-		for i := range in.Spec.Template.Spec.Domain.Devices.Disks {
-			a := &in.Spec.Template.Spec.Domain.Devices.Disks[i]
-			SetDefaults_Disk(a)
-		}
-		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
-			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
-			SetDefaults_Interface(a)
-		}
-		for i := range in.Spec.Template.Spec.Domain.Devices.Inputs {
-			a := &in.Spec.Template.Spec.Domain.Devices.Inputs[i]
-			SetDefaults_Input(a)
-		}
-		if in.Spec.Template.Spec.LivenessProbe != nil {
-			SetDefaults_Probe(in.Spec.Template.Spec.LivenessProbe)
-		}
-		if in.Spec.Template.Spec.ReadinessProbe != nil {
-			SetDefaults_Probe(in.Spec.Template.Spec.ReadinessProbe)
-		}
-	}
+	SetDefaults_VirtualMachine(in)
 }
 
 func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {

@@ -38,6 +38,13 @@ func TestMatchers(t *testing.T) {
 			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "fedora"}
 			vm.Spec.Template.Spec.Domain.Resources.Requests = nil
 		}, []string{"Required:spec.template.spec.domain.resources.requests[memory]"}},
+		{"a template a preference completes is checked with an instance's defaults", func(vm *kubevirtv1.VirtualMachine) {
+			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "fedora"}
+			vm.Spec.Template.Spec.Domain.Devices.Disks[0].Disk.Bus = ""
+			vm.Spec.Template.Spec.Domain.Devices.Disks[1].DiskDevice = kubevirtv1.DiskDevice{}
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces = nil
+			vm.Spec.Template.Spec.Networks = nil
+		}, nil},
 		{"other template errors stay with an instance type", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "u1.small"}
 			vm.Spec.Template.Spec.Domain.Resources.Requests = nil

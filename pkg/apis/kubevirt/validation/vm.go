@@ -55,7 +55,14 @@ func validateVMSpec(spec *kubevirtv1.VirtualMachineSpec, fldPath *field.Path) fi
 		errs = append(errs, field.NotSupported(fldPath.Child("updateVolumesStrategy"), string(*s), updateVolumesStrategies))
 	}
 	errs = append(errs, validateMatchers(spec, fldPath)...)
-	templateErrs := validateTemplate(spec.Template, fldPath.Child("template"))
+	tmpl := spec.Template
+	if spec.Preference != nil && tmpl != nil {
+		// The template of a VM with a preference is stored without defaults (see
+		// SetDefaults_VirtualMachine); it is checked as the instance made from it will be.
+		tmpl = tmpl.DeepCopy()
+		kubevirtv1.DefaultInstanceSpec(&tmpl.Spec)
+	}
+	templateErrs := validateTemplate(tmpl, fldPath.Child("template"))
 	if spec.Instancetype != nil {
 		templateErrs = withoutInstancetypeMemory(templateErrs, fldPath.Child("template", "spec"))
 	}
