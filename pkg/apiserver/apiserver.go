@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/instancetype/revision"
+	"github.com/nativevirt/nativevirt/pkg/registry/instancetype"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachine"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachineinstance"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachineinstancemigration"
@@ -70,14 +72,23 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	s := &Server{GenericAPIServer: generic}
 
-	acts, err := installKubevirtGroup(generic, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig)
+	// Instance types first: admitting a VirtualMachine reads the ones it names.
+	itStorage, err := instancetype.NewStorage(Scheme, c.GenericConfig.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
+	getters, err := instancetypeGetters(itStorage, c.ExtraConfig.KubeClient)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := installKubevirtGroup(generic, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig, getters)
 	if err != nil {
 		return nil, err
 	}
 	if err := installSubresourcesGroup(generic, acts); err != nil {
 		return nil, err
 	}
-	if err := installInstancetypeGroup(generic, c.GenericConfig.RESTOptionsGetter); err != nil {
+	if err := installInstancetypeGroup(generic, itStorage); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -85,8 +96,9 @@ func (c completedConfig) New() (*Server, error) {
 
 // installKubevirtGroup serves kubevirt.io/v1 and v1alpha3 and returns the actions that are also
 // served under subresources.kubevirt.io.
-func installKubevirtGroup(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, extra *ExtraConfig) (*actions, error) {
-	storage, acts, err := kubevirtStorage(optsGetter, extra)
+func installKubevirtGroup(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, extra *ExtraConfig,
+	instancetypes *revision.Getters) (*actions, error) {
+	storage, acts, err := kubevirtStorage(optsGetter, extra, instancetypes)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +130,10 @@ func groupInfo(name string) genericapiserver.APIGroupInfo {
 }
 
 // kubevirtStorage builds the REST storage of every kubevirt.io resource and subresource, and the
-// action subresources that are also served under subresources.kubevirt.io.
-func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig) (map[string]rest.Storage, *actions, error) {
-	vm, err := virtualmachine.NewStorage(Scheme, optsGetter)
+// action subresources that are also served under subresources.kubevirt.io. instancetypes reads
+// what VirtualMachines name for their admission (nil: not checked).
+func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, instancetypes *revision.Getters) (map[string]rest.Storage, *actions, error) {
+	vm, err := virtualmachine.NewStorage(Scheme, optsGetter, instancetypes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,17 +5,19 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/instancetype/revision"
 	"github.com/nativevirt/nativevirt/pkg/registry/store"
 )
 
 // Storage holds the REST endpoints of virtualmachines.
 type Storage struct {
-	VirtualMachine *store.REST
+	VirtualMachine *REST
 	Status         *store.StatusREST
 }
 
-// NewStorage builds the virtualmachines store on the given storage backend.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+// NewStorage builds the virtualmachines store on the given storage backend. instancetypes reads
+// the instance types and preferences VMs name, for their admission; nil skips that check.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, instancetypes *revision.Getters) (*Storage, error) {
 	main, status := store.NewStrategies(scheme, Rules)
 	s, statusREST, err := store.New(store.Resource{
 		Plural:           kubevirtv1.Resource("virtualmachines"),
@@ -30,5 +32,5 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{VirtualMachine: store.NewREST(s, "vm", "vms"), Status: statusREST}, nil
+	return &Storage{VirtualMachine: &REST{REST: store.NewREST(s, "vm", "vms"), instancetypes: instancetypes}, Status: statusREST}, nil
 }

@@ -27,10 +27,12 @@ var Rules = store.Rules[*kubevirtv1.VirtualMachine]{
 	ValidateStatusUpdate:   validation.ValidateVirtualMachineStatusUpdate,
 }
 
-// prepareForCreate clears status, starts the generation at 1 and fixes the firmware UUID.
+// prepareForCreate clears status, starts the generation at 1, gives matchers their default kind
+// and fixes the firmware UUID.
 func prepareForCreate(vm *kubevirtv1.VirtualMachine) {
 	vm.Status = kubevirtv1.VirtualMachineStatus{}
 	vm.Generation = 1
+	defaultMatcherKinds(vm)
 	if vm.Spec.Template != nil {
 		defaulting.SetFirmwareUUID(&vm.Spec.Template.Spec, vm.Namespace, vm.Name, "")
 	}
@@ -39,6 +41,7 @@ func prepareForCreate(vm *kubevirtv1.VirtualMachine) {
 // prepareForUpdate keeps status and the firmware UUID, and bumps the generation on spec changes.
 func prepareForUpdate(newVM, oldVM *kubevirtv1.VirtualMachine) {
 	newVM.Status = oldVM.Status
+	defaultMatcherKinds(newVM)
 	if newVM.Spec.Template != nil {
 		previous := defaulting.FirmwareUUIDOf(templateSpec(oldVM))
 		defaulting.SetFirmwareUUID(&newVM.Spec.Template.Spec, newVM.Namespace, newVM.Name, previous)

@@ -1,0 +1,138 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/test/integration/framework"
+)
+
+// TestVMAdmissionWithInstancetypes: the API server checks a VirtualMachine against the instance
+// type and preference it names, as KubeVirt's admission webhook does: both must exist, the
+// template may not set what the instance type sets, and the completed template must be a valid
+// instance.
+func TestVMAdmissionWithInstancetypes(t *testing.T) {
+	srv := framework.Start(t, "")
+	cs := srv.Clientset(t)
+	ctx := context.Background()
+	vms := cs.KubevirtV1().VirtualMachines("default")
+
+	it := &v1beta1.VirtualMachineClusterInstancetype{
+		ObjectMeta: metav1.ObjectMeta{Name: "u1.small"},
+		Spec: v1beta1.VirtualMachineInstancetypeSpec{
+			CPU:    v1beta1.CPUInstancetype{Guest: 2},
+			Memory: v1beta1.MemoryInstancetype{Guest: resource.MustParse("256Mi")},
+		},
+	}
+	if _, err := cs.InstancetypeV1beta1().VirtualMachineClusterInstancetypes().Create(ctx, it, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sockets := v1beta1.Sockets
+	pref := &v1beta1.VirtualMachinePreference{
+		ObjectMeta: metav1.ObjectMeta{Name: "servers", Namespace: "default"},
+		Spec: v1beta1.VirtualMachinePreferenceSpec{
+			CPU:     &v1beta1.CPUPreferences{PreferredCPUTopology: &sockets},
+			Devices: &v1beta1.DevicePreferences{PreferredDiskBus: kubevirtv1.DiskBusSATA},
+		},
+	}
+	if _, err := cs.InstancetypeV1beta1().VirtualMachinePreferences("default").Create(ctx, pref, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A VM with its own memory and an instance type conflicts.
+	conflicting := sizedVM(t, "conflict")
+	conflicting.Spec.Template.Spec.Domain.Memory = &kubevirtv1.Memory{Guest: resource.NewQuantity(128<<20, resource.BinarySI)}
+	_, err := vms.Create(ctx, conflicting, metav1.CreateOptions{})
+	requireCauses(t, err, "spec.template.spec.domain.memory")
+
+	missing := sizedVM(t, "missing")
+	missing.Spec.Instancetype.Name = "u1.nosuch"
+	_, err = vms.Create(ctx, missing, metav1.CreateOptions{})
+	requireCauses(t, err, "spec.instancetype")
+	if !strings.Contains(err.Error(), "Failure to find instancetype") {
+		t.Errorf("missing instance type: %v", err)
+	}
+	missing = sizedVM(t, "missing-pref")
+	missing.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "desktops", Kind: "VirtualMachinePreference"}
+	_, err = vms.Create(ctx, missing, metav1.CreateOptions{})
+	requireCauses(t, err, "spec.preference")
+
+	// Accepted: the kinds are defaulted as KubeVirt's webhook writes them, and the template of a
+	// VM with a preference is kept as written (the preference fills its disk bus later).
+	vm := sizedVM(t, "sized")
+	vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "servers", Kind: "VirtualMachinePreference"}
+	created, err := vms.Create(ctx, vm, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := created.Spec.Instancetype.Kind; k != "virtualmachineclusterinstancetype" {
+		t.Errorf("spec.instancetype.kind = %q, want virtualmachineclusterinstancetype", k)
+	}
+	if d := created.Spec.Template.Spec.Domain.Devices.Disks[0].Disk; d == nil || d.Bus != "" {
+		t.Errorf("disk %+v: want the bus left to the preference", d)
+	}
+	if created.Spec.Template.Spec.Domain.Machine != nil {
+		t.Errorf("machine %+v: want it left to the preference", created.Spec.Template.Spec.Domain.Machine)
+	}
+
+	// Changing the template into a conflict is refused; a start after the instance type is gone
+	// is not the API server's to refuse (the VM has its revision).
+	bad := created.DeepCopy()
+	bad.Spec.Template.Spec.Domain.CPU = &kubevirtv1.CPU{Cores: 4}
+	_, err = vms.Update(ctx, bad, metav1.UpdateOptions{})
+	requireCauses(t, err, "spec.template.spec.domain.cpu.cores")
+	if err := cs.InstancetypeV1beta1().VirtualMachineClusterInstancetypes().Delete(ctx, "u1.small", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	always := kubevirtv1.RunStrategyAlways
+	created.Spec.RunStrategy = &always
+	if _, err := vms.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("changing the run strategy after the instance type was deleted: %v", err)
+	}
+}
+
+// sizedVM is the integration VM without CPU, memory, machine type and disk buses, naming the cluster instance type u1.small.
+func sizedVM(t *testing.T, name string) *kubevirtv1.VirtualMachine {
+	t.Helper()
+	vm := &kubevirtv1.VirtualMachine{}
+	if err := yaml.Unmarshal([]byte(framework.VMYAML(name)), vm); err != nil {
+		t.Fatal(err)
+	}
+	d := &vm.Spec.Template.Spec.Domain
+	d.CPU, d.Memory, d.Machine = nil, nil, nil
+	d.Resources = kubevirtv1.ResourceRequirements{}
+	for i := range d.Devices.Disks {
+		if d.Devices.Disks[i].Disk != nil {
+			d.Devices.Disks[i].Disk.Bus = ""
+		}
+	}
+	vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "u1.small"}
+	return vm
+}
+
+// requireCauses checks that err is a 422 whose causes name each field.
+func requireCauses(t *testing.T, err error, fields ...string) {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		t.Fatalf("got %v; want 422 naming %v", err, fields)
+	}
+	named := map[string]bool{}
+	for _, c := range status.Status().Details.Causes {
+		named[c.Field] = true
+	}
+	for _, f := range fields {
+		if !named[f] {
+			t.Errorf("the 422 does not name %s: %v", f, err)
+		}
+	}
+}
