@@ -45,18 +45,11 @@ func compatCases() []compatCase {
 }
 
 func TestJSONCompatibleWithKubeVirt(t *testing.T) {
-	modes := []struct {
-		name       string
-		zeroLeaves bool
-	}{
-		{"non-zero values", false},
-		{"zero values in allocated structs", true},
-	}
-	for _, mode := range modes {
+	for _, mode := range apitesting.FillModes {
 		for _, tc := range compatCases() {
-			t.Run(mode.name+"/"+tc.kind, func(t *testing.T) {
+			t.Run(mode.Name+"/"+tc.kind, func(t *testing.T) {
 				ours := tc.ours()
-				(&apitesting.Filler{ZeroLeaves: mode.zeroLeaves}).Fill(ours)
+				(&apitesting.Filler{ZeroLeaves: mode.ZeroLeaves}).Fill(ours)
 				ours.GetObjectKind().SetGroupVersionKind(SchemeGroupVersion.WithKind(tc.kind))
 				apitesting.AssertSameJSON(t, ours, tc.theirs(), tc.ours())
 			})

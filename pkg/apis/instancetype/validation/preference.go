@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -102,12 +103,12 @@ func validateCPUPreferences(spec *v1beta1.VirtualMachinePreferenceSpec, path *fi
 		return errs
 	}
 	cpuPath := path.Child("cpu")
-	if t := cpu.PreferredCPUTopology; t != nil && !contains(topologies, *t) {
+	if t := cpu.PreferredCPUTopology; t != nil && !slices.Contains(topologies, *t) {
 		errs = append(errs, field.NotSupported(cpuPath.Child("preferredCPUTopology"), *t, topologies))
 	}
 	if opts := cpu.SpreadOptions; opts != nil {
 		optsPath := cpuPath.Child("spreadOptions")
-		if opts.Across != nil && !contains(spreadLevels, *opts.Across) {
+		if opts.Across != nil && !slices.Contains(spreadLevels, *opts.Across) {
 			errs = append(errs, field.NotSupported(optsPath.Child("across"), *opts.Across, spreadLevels))
 		}
 		if opts.Ratio != nil && *opts.Ratio < 1 {
@@ -198,14 +199,4 @@ func WarningsForPreferenceSpec(spec *v1beta1.VirtualMachinePreferenceSpec) []str
 		return []string{fmt.Sprintf("PreferredCPUTopology %s is deprecated for removal in a future release, please use %s instead", t, now)}
 	}
 	return nil
-}
-
-// contains reports whether list holds v.
-func contains[T comparable](list []T, v T) bool {
-	for _, item := range list {
-		if item == v {
-			return true
-		}
-	}
-	return false
 }

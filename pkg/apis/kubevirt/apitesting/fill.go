@@ -14,6 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
+// FillModes are the two ways round-trip tests fill an object: every scalar set, and every
+// scalar zero in allocated structs (see Filler).
+var FillModes = []struct {
+	Name       string
+	ZeroLeaves bool
+}{
+	{"non-zero values", false},
+	{"zero values in allocated structs", true},
+}
+
 // Filler sets every field of a value by reflection.
 //
 // With ZeroLeaves false every scalar gets a distinct non-zero value; with

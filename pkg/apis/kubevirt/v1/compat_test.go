@@ -47,18 +47,11 @@ func compatCases() []compatCase {
 }
 
 func TestJSONCompatibleWithKubeVirt(t *testing.T) {
-	modes := []struct {
-		name       string
-		zeroLeaves bool
-	}{
-		{"non-zero values", false},
-		{"zero values in allocated structs", true},
-	}
-	for _, mode := range modes {
+	for _, mode := range apitesting.FillModes {
 		for _, tc := range compatCases() {
-			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(mode.Name+"/"+tc.name, func(t *testing.T) {
 				ours := tc.ours()
-				(&apitesting.Filler{ZeroLeaves: mode.zeroLeaves}).Fill(ours)
+				(&apitesting.Filler{ZeroLeaves: mode.ZeroLeaves}).Fill(ours)
 				setTypeMeta(t, ours, tc.kind)
 				apitesting.AssertSameJSON(t, ours, tc.theirs(), tc.ours())
 			})
