@@ -15,6 +15,7 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/instancetype/revision"
 	"github.com/nativevirt/nativevirt/pkg/registry/lifecycle"
 	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachine"
@@ -43,21 +44,27 @@ type action struct {
 	handler        subresource.Handler
 	// takesPath: the path goes on after the name (portforward/{port}/{protocol}).
 	takesPath bool
+	// onlySubresources: served in subresources.kubevirt.io only, as KubeVirt serves it.
+	onlySubresources bool
 }
 
 // subresourcesOnly: kubevirt.io's subresources are one segment; these are served in
 // subresources.kubevirt.io only.
-func (ac action) subresourcesOnly() bool { return ac.takesPath || strings.Contains(ac.name, "/") }
+func (ac action) subresourcesOnly() bool {
+	return ac.onlySubresources || ac.takesPath || strings.Contains(ac.name, "/")
+}
 
 // actions are the action subresources of virtualmachines and virtualmachineinstances: one
 // implementation each, served as kubevirt.io Connecters and by the subresources.kubevirt.io mux.
 type actions struct {
 	list  []action
 	byKey map[string]action // "virtualmachines/start"
+	// expandVMSpec serves namespaces/{ns}/expand-vm-spec, a namespaced resource of its own.
+	expandVMSpec func(w http.ResponseWriter, r *http.Request, namespace string)
 }
 
 func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
-	mig *virtualmachineinstancemigration.Storage, extra *ExtraConfig) *actions {
+	mig *virtualmachineinstancemigration.Storage, extra *ExtraConfig, instancetypes *revision.Getters) *actions {
 	exec := &lifecycle.Executor{
 		VMs:        vm.VirtualMachine,
 		VMStatus:   vm.Status,
@@ -88,6 +95,9 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 			a.add(action{resource: "virtualmachines", name: string(sa), method: sa.Method(),
 				newFunc: newFunc, handler: proxy.VMHandler(sa), takesPath: true})
 		}
+	}
+	if instancetypes != nil {
+		a.addExpand(vm, *instancetypes)
 	}
 	return a
 }
@@ -155,6 +165,9 @@ func (a *actions) discovery() ([]metav1.APIResource, []apidiscoveryv2.APIResourc
 			Verbs:        []string{verb(ac.method)},
 		})
 	}
+	if a.expandVMSpec != nil {
+		plain, parents[expandVMSpecResource] = expandVMSpecDiscovery(plain)
+	}
 	names := make([]string, 0, len(parents))
 	for n := range parents {
 		names = append(names, n)
@@ -173,6 +186,10 @@ func (a *actions) discovery() ([]metav1.APIResource, []apidiscoveryv2.APIResourc
 func (a *actions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, subresourcesGroupPath+"/"+kubevirtv1.SubresourceGroupVersion.Version+"/namespaces/")
 	parts := strings.Split(rest, "/")
+	if ok && len(parts) == 2 && parts[0] != "" && parts[1] == expandVMSpecResource && a.expandVMSpec != nil {
+		a.expandVMSpec(w, r, parts[0])
+		return
+	}
 	if !ok || len(parts) < 4 || parts[0] == "" || parts[2] == "" {
 		subresource.WriteError(w, apierrors.NewNotFound(kubevirtv1.SubresourceGroupVersion.WithResource("").GroupResource(), r.URL.Path))
 		return

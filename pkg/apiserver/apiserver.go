@@ -160,7 +160,7 @@ func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, i
 		"virtualmachineinstancemigrations":         mig.Migration,
 		"virtualmachineinstancemigrations/status":  mig.Status,
 	}
-	acts := newActions(vm, vmi, mig, extra)
+	acts := newActions(vm, vmi, mig, extra, instancetypes)
 	acts.addTo(storage)
 	return storage, acts, nil
 }

@@ -64,7 +64,9 @@ func TestActionDiscovery(t *testing.T) {
 					t.Errorf("%s %s is not namespaced", gv, r.Name)
 				}
 			}
-			if gv == "subresources.kubevirt.io/v1" && !strings.Contains(r.Name, "/") {
+			// expand-vm-spec is KubeVirt's one top-level resource of the group (a VM sent to it
+			// comes back expanded); KubeVirt's discovery lists it too.
+			if gv == "subresources.kubevirt.io/v1" && !strings.Contains(r.Name, "/") && r.Name != "expand-vm-spec" {
 				topLevel = append(topLevel, r.Name)
 			}
 		}

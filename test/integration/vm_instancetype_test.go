@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -97,6 +98,109 @@ func TestVMAdmissionWithInstancetypes(t *testing.T) {
 	created.Spec.RunStrategy = &always
 	if _, err := vms.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Errorf("changing the run strategy after the instance type was deleted: %v", err)
+	}
+}
+
+// TestExpandSpec: what `virtctl expand` calls. The stored VM (expand-spec) and a VM sent in the
+// body (expand-vm-spec, not stored) come back with the template completed by the instance type
+// and preference and without the matchers; a VM without them comes back as it is; a conflict is a
+// 422 naming the field.
+func TestExpandSpec(t *testing.T) {
+	srv := framework.Start(t, "")
+	cs := srv.Clientset(t)
+	ctx := context.Background()
+	it := &v1beta1.VirtualMachineInstancetype{
+		ObjectMeta: metav1.ObjectMeta{Name: "medium", Namespace: "default"},
+		Spec: v1beta1.VirtualMachineInstancetypeSpec{
+			CPU:    v1beta1.CPUInstancetype{Guest: 4},
+			Memory: v1beta1.MemoryInstancetype{Guest: resource.MustParse("1Gi")},
+		},
+	}
+	if _, err := cs.InstancetypeV1beta1().VirtualMachineInstancetypes("default").Create(ctx, it, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	threads := v1beta1.Threads
+	pref := &v1beta1.VirtualMachineClusterPreference{
+		ObjectMeta: metav1.ObjectMeta{Name: "threads"},
+		Spec: v1beta1.VirtualMachinePreferenceSpec{
+			CPU:     &v1beta1.CPUPreferences{PreferredCPUTopology: &threads},
+			Devices: &v1beta1.DevicePreferences{PreferredDiskBus: kubevirtv1.DiskBusSATA},
+		},
+	}
+	if _, err := cs.InstancetypeV1beta1().VirtualMachineClusterPreferences().Create(ctx, pref, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vm := sizedVM(t, "expand-me")
+	vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "medium", Kind: "VirtualMachineInstancetype"}
+	vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "threads"}
+	check := func(what string, got *kubevirtv1.VirtualMachine) {
+		t.Helper()
+		if got.Spec.Instancetype != nil || got.Spec.Preference != nil {
+			t.Errorf("%s: matchers left: %+v %+v", what, got.Spec.Instancetype, got.Spec.Preference)
+		}
+		d := got.Spec.Template.Spec.Domain
+		if d.CPU == nil || d.CPU.Threads != 4 || d.CPU.Cores != 1 || d.CPU.Sockets != 1 {
+			t.Errorf("%s: cpu %+v; want 4 threads", what, d.CPU)
+		}
+		if d.Memory == nil || d.Memory.Guest == nil || d.Memory.Guest.String() != "1Gi" {
+			t.Errorf("%s: memory %+v; want 1Gi", what, d.Memory)
+		}
+		if disk := d.Devices.Disks[0].Disk; disk == nil || disk.Bus != kubevirtv1.DiskBusSATA {
+			t.Errorf("%s: disk %+v; want the preference's sata", what, disk)
+		}
+	}
+	sub := cs.KubevirtV1().RESTClient()
+	body, err := json.Marshal(vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded := &kubevirtv1.VirtualMachine{}
+	if err := sub.Put().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/default/expand-vm-spec").
+		Body(body).SetHeader("Content-Type", "application/json").Do(ctx).Into(expanded); err != nil {
+		t.Fatalf("expand-vm-spec: %v", err)
+	}
+	check("expand-vm-spec", expanded)
+	if _, err := cs.KubevirtV1().VirtualMachines("default").Get(ctx, vm.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("expand-vm-spec stored the VM: %v", err)
+	}
+
+	if _, err := cs.KubevirtV1().VirtualMachines("default").Create(ctx, vm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expanded = &kubevirtv1.VirtualMachine{}
+	if err := sub.Get().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/default/virtualmachines", vm.Name, "expand-spec").
+		Do(ctx).Into(expanded); err != nil {
+		t.Fatalf("expand-spec: %v", err)
+	}
+	check("expand-spec", expanded)
+
+	// A conflict, and a body that is no VirtualMachine.
+	bad := vm.DeepCopy()
+	bad.Name = "bad"
+	bad.Spec.Template.Spec.Domain.CPU = &kubevirtv1.CPU{Sockets: 2}
+	body, _ = json.Marshal(bad)
+	err = sub.Put().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/default/expand-vm-spec").
+		Body(body).SetHeader("Content-Type", "application/json").Do(ctx).Error()
+	requireCauses(t, err, "spec.template.spec.domain.cpu.sockets")
+	err = sub.Put().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/default/expand-vm-spec").
+		Body([]byte(`{"spec":{"nosuchfield":1}}`)).SetHeader("Content-Type", "application/json").Do(ctx).Error()
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "nosuchfield") {
+		t.Errorf("unknown field: %v; want a 400 naming it", err)
+	}
+
+	// Discovery lists expand-vm-spec with the verb update.
+	resources, err := cs.Discovery().ServerResourcesForGroupVersion("subresources.kubevirt.io/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range resources.APIResources {
+		if r.Name == "expand-vm-spec" && len(r.Verbs) == 1 && r.Verbs[0] == "update" && r.Namespaced {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("discovery of subresources.kubevirt.io/v1 has no expand-vm-spec: %+v", resources.APIResources)
 	}
 }
 

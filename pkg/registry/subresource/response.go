@@ -95,3 +95,35 @@ func WriteError(w http.ResponseWriter, err error) {
 	w.WriteHeader(int(status.Code))
 	_ = json.NewEncoder(w).Encode(&status)
 }
+
+// maxObjectBytes caps an object body (expand-vm-spec's VirtualMachine) at kube-apiserver's own
+// limit for a request.
+const maxObjectBytes = 3 * 1024 * 1024
+
+// DecodeObject decodes the JSON object body of r into into, strictly: an unknown field is a 400
+// naming it, as the API server answers for a create.
+func DecodeObject(r *http.Request, into any) error {
+	if r.Body == nil {
+		return apierrors.NewBadRequest("a request body is required")
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxObjectBytes+1))
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	if len(raw) > maxObjectBytes {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("the body is limited to %d bytes", maxObjectBytes))
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the request body is not a valid %T: %v", into, err))
+	}
+	return nil
+}
+
+// WriteObject answers 200 with obj as JSON.
+func WriteObject(w http.ResponseWriter, obj any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(obj)
+}
