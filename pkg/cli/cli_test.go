@@ -104,6 +104,9 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"restart", "vm1", "--grace-period=0"}, "needs --force", false},
 		{[]string{"pause", "pod", "x"}, "use vm or vmi", false},
 		{[]string{"start"}, "accepts 1 arg", false},
+		{[]string{"expand"}, "exactly one of --vm and --file", false},
+		{[]string{"expand", "--vm", "a", "--file", "b"}, "exactly one of --vm and --file", false},
+		{[]string{"expand", "--vm", "a", "-o", "xml"}, "yaml or json", false},
 	}
 	for _, tc := range cases {
 		before := len(*seen)

@@ -109,6 +109,30 @@ func (c *client) put(ctx context.Context, resource, name, action string, body an
 	return statusError(resp)
 }
 
+// send PUTs a JSON body to a path of subresources.kubevirt.io/v1 in the namespace (e.g.
+// expand-vm-spec) and returns the answer.
+func (c *client) send(ctx context.Context, resource string, body []byte) ([]byte, error) {
+	u, err := c.url(fmt.Sprintf("/apis/subresources.kubevirt.io/v1/namespaces/%s/%s", url.PathEscape(c.namespace), resource), nil)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode/100 != 2 {
+		return nil, statusError(resp)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+}
+
 // statusError turns an error response into the server's message.
 func statusError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))

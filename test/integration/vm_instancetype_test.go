@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -173,6 +176,34 @@ func TestExpandSpec(t *testing.T) {
 		t.Fatalf("expand-spec: %v", err)
 	}
 	check("expand-spec", expanded)
+
+	// The same through the nativevirt command, as with virtctl expand.
+	var out bytes.Buffer
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "expand", "--vm", vm.Name); err != nil {
+		t.Fatalf("nativevirt expand --vm: %v", err)
+	}
+	expanded = &kubevirtv1.VirtualMachine{}
+	if err := yaml.UnmarshalStrict(out.Bytes(), expanded); err != nil {
+		t.Fatalf("nativevirt expand --vm printed no VirtualMachine: %v\n%s", err, out.String())
+	}
+	check("nativevirt expand --vm", expanded)
+	manifest, err := yaml.Marshal(vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "vm.yaml")
+	if err := os.WriteFile(file, manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "expand", "--file", file, "-o", "json"); err != nil {
+		t.Fatalf("nativevirt expand --file: %v", err)
+	}
+	expanded = &kubevirtv1.VirtualMachine{}
+	if err := json.Unmarshal(out.Bytes(), expanded); err != nil {
+		t.Fatalf("nativevirt expand --file -o json printed no VirtualMachine: %v\n%s", err, out.String())
+	}
+	check("nativevirt expand --file", expanded)
 
 	// A conflict, and a body that is no VirtualMachine.
 	bad := vm.DeepCopy()
