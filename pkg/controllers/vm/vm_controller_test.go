@@ -23,9 +23,9 @@ type fixture struct {
 	client *fake.Clientset
 	// kube holds the ControllerRevisions of instance types and preferences.
 	kube *kubefake.Clientset
-	c      *Controller
-	vms    func(obj any) error
-	vmis   func(obj any) error
+	c    *Controller
+	vms  func(obj any) error
+	vmis func(obj any) error
 	// vmiStore is the instance cache.
 	vmiStore cache.Indexer
 }
