@@ -33,21 +33,17 @@ func Expand(ctx context.Context, g revision.Getters, vm *kubevirtv1.VirtualMachi
 	if errs := validation.ValidateVirtualMachine(out); len(errs) > 0 {
 		return nil, invalid(errs)
 	}
-	errs, err := CheckInstancetype(ctx, g, out)
+	if out.Spec.Template == nil {
+		return out, nil
+	}
+	tmpl, pref, errs, err := expandTemplate(ctx, g, out)
 	if err != nil {
 		return nil, err
 	}
 	if len(errs) > 0 {
 		return nil, invalid(errs)
 	}
-	it, pref, err := g.Specs(ctx, out)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := out.Spec.Template
-	if errs := instancetype.Apply(field.NewPath("spec", "template"), it, pref, &tmpl.ObjectMeta, &tmpl.Spec); len(errs) > 0 {
-		return nil, invalid(errs)
-	}
+	out.Spec.Template = tmpl
 	instancetype.ApplyVolumePreferences(pref, out.Spec.DataVolumeTemplates)
 	out.Spec.Instancetype = nil
 	out.Spec.Preference = nil

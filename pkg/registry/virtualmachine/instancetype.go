@@ -3,6 +3,7 @@ package virtualmachine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -104,13 +105,31 @@ func CheckInstancetype(ctx context.Context, g revision.Getters, vm *kubevirtv1.V
 	if vm.Spec.Template == nil || (vm.Spec.Instancetype == nil && vm.Spec.Preference == nil) {
 		return nil, nil
 	}
+	tmpl, _, errs, err := expandTemplate(ctx, g, vm)
+	if err != nil || len(errs) > 0 {
+		return errs, err
+	}
+	kubevirtv1.DefaultInstanceSpec(&tmpl.Spec)
+	return validation.ValidateVMISpec(&tmpl.Spec, templatePath.Child("spec")), nil
+}
+
+// templatePath is where a VM's template lies; conflicts are named below it.
+var templatePath = field.NewPath("spec", "template")
+
+// expandTemplate returns a copy of vm's template completed by the instance type and preference it
+// names, and the preference's spec. A missing object or a conflict is a field error; a failure
+// to read is the error.
+func expandTemplate(ctx context.Context, g revision.Getters, vm *kubevirtv1.VirtualMachine) (*kubevirtv1.VirtualMachineInstanceTemplateSpec,
+	*instancetypev1beta1.VirtualMachinePreferenceSpec, field.ErrorList, error) {
 	it, pref, err := g.Specs(ctx, vm)
 	if err != nil {
 		// The matchers' kinds were validated with the VM; what is left to refuse is an object
 		// (or a pinned revision) that does not exist. Any other failure is the server's.
 		var lookup *revision.LookupError
 		if !errors.As(err, &lookup) || !apierrors.IsNotFound(err) {
-			return nil, err
+			// Not the request's fault (the store, or a revision this server may not read):
+			// a 500 saying so, not the internal call's own status.
+			return nil, nil, nil, apierrors.NewInternalError(fmt.Errorf("reading the instance type and preference: %w", err))
 		}
 		what, name := "instancetype", ""
 		if strings.HasPrefix(lookup.Field.String(), "spec.preference") {
@@ -118,16 +137,14 @@ func CheckInstancetype(ctx context.Context, g revision.Getters, vm *kubevirtv1.V
 		} else {
 			name = vm.Spec.Instancetype.Name
 		}
-		return field.ErrorList{&field.Error{Type: field.ErrorTypeNotFound, Field: lookup.Field.String(), BadValue: name,
+		return nil, nil, field.ErrorList{&field.Error{Type: field.ErrorTypeNotFound, Field: lookup.Field.String(), BadValue: name,
 			Detail: "Failure to find " + what + ": " + err.Error()}}, nil
 	}
 	tmpl := vm.Spec.Template.DeepCopy()
-	templateSpec := field.NewPath("spec", "template")
-	if errs := instancetype.Apply(templateSpec, it, pref, &tmpl.ObjectMeta, &tmpl.Spec); len(errs) > 0 {
-		return errs, nil
+	if errs := instancetype.Apply(templatePath, it, pref, &tmpl.ObjectMeta, &tmpl.Spec); len(errs) > 0 {
+		return nil, nil, errs, nil
 	}
-	kubevirtv1.DefaultInstanceSpec(&tmpl.Spec)
-	return validation.ValidateVMISpec(&tmpl.Spec, templateSpec.Child("spec")), nil
+	return tmpl, pref, nil, nil
 }
 
 // defaultMatcherKinds gives a matcher without a kind the cluster-wide kind, written as KubeVirt's

@@ -143,8 +143,13 @@ func TestCheckInstancetypeMessagesAndFailures(t *testing.T) {
 
 	// A failure to read is the server's, not the VM's fault: no field error.
 	boom := errors.New("etcd is gone")
-	if errs, err := CheckInstancetype(context.Background(), getters(boom), sizedVM()); !errors.Is(err, boom) || errs != nil {
-		t.Errorf("read failure: %v, %v; want the error itself", errs, err)
+	if errs, err := CheckInstancetype(context.Background(), getters(boom), sizedVM()); !apierrors.IsInternalError(err) ||
+		!strings.Contains(err.Error(), boom.Error()) || errs != nil {
+		t.Errorf("read failure: %v, %v; want a 500 carrying it", errs, err)
+	}
+	forbidden := apierrors.NewForbidden(appsv1.Resource("controllerrevisions"), "r", errors.New("no"))
+	if _, err := CheckInstancetype(context.Background(), getters(forbidden), sizedVM()); !apierrors.IsInternalError(err) {
+		t.Errorf("a 403 of the server's own read: %v; want a 500, not the 403", err)
 	}
 
 	// Nothing named: nothing read.
