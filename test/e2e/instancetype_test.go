@@ -18,6 +18,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -135,6 +136,15 @@ func TestInstancetypes(t *testing.T) {
 
 	running, _ := f.running(vm.Name, "")
 	checkSized(t, running, itName)
+
+	// virtctl expand's view of it, through kube-apiserver: the instance type and preference
+	// applied, the matchers gone.
+	expanded := &kubevirtv1.VirtualMachine{}
+	if out := f.cli.run("expand", "--vm", vm.Name, "-o", "json"); json.Unmarshal([]byte(out), expanded) != nil ||
+		expanded.Spec.Instancetype != nil || expanded.Spec.Template.Spec.Domain.CPU == nil ||
+		expanded.Spec.Template.Spec.Domain.CPU.Cores != 2 {
+		t.Errorf("nativevirt expand --vm %s:\n%s", vm.Name, out)
+	}
 	s := f.cli.console(running.Name)
 	if s.expect(promptRE, bootTimeout, true) == nil {
 		s.close()
