@@ -54,6 +54,9 @@ const (
 	// guestAgentAccess: the guest agent's reports (guestosinfo, ...), which view may read. Like
 	// actions, they are authorized before the instance is looked at.
 	guestAgentAccess
+	// expandAccess: virtctl expand (expand-spec of a stored VM, expand-vm-spec of a VM sent),
+	// which view may use as in KubeVirt; nothing is written.
+	expandAccess
 )
 
 // allowedUsers says who may make a request of each access: anonymous never; nv-nobody has no
@@ -65,6 +68,7 @@ var allowedUsers = map[access][]string{
 	actionAccess:           {"nv-editor", "nv-admin"},
 	anyAuthenticatedAccess: {"nv-nobody", "nv-viewer", "nv-editor", "nv-admin"},
 	guestAgentAccess:       {"nv-viewer", "nv-editor", "nv-admin"},
+	expandAccess:           {"nv-viewer", "nv-editor", "nv-admin"},
 }
 
 // matrixUsers are the clients of the matrix, in report order; roles maps each bound user to the
@@ -112,6 +116,8 @@ func TestRBACMatrix(t *testing.T) {
 		{"portforward vm (subresources.kubevirt.io)", actionAccess, http.MethodGet, subNS + "/virtualmachines/seed/portforward/22/tcp", ""},
 		{"guestosinfo vmi (subresources.kubevirt.io)", guestAgentAccess, http.MethodGet, subNS + "/virtualmachineinstances/seed/guestosinfo", ""},
 		{"userlist vmi (kubevirt.io)", guestAgentAccess, http.MethodGet, vmis + "/seed/userlist", ""},
+		{"expand-spec vm", expandAccess, http.MethodGet, subNS + "/virtualmachines/seed/expand-spec", ""},
+		{"expand-vm-spec", expandAccess, http.MethodPut, subNS + "/expand-vm-spec", vmJSON("matrix-expanded")},
 		{"version", anyAuthenticatedAccess, http.MethodGet, sub + "/version", ""},
 		{"healthz", anyAuthenticatedAccess, http.MethodGet, sub + "/healthz", ""},
 	}
