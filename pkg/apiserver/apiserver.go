@@ -5,9 +5,11 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -133,7 +135,13 @@ func groupInfo(name string) genericapiserver.APIGroupInfo {
 // action subresources that are also served under subresources.kubevirt.io. instancetypes reads
 // what VirtualMachines name for their admission (nil: not checked).
 func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, instancetypes *revision.Getters) (map[string]rest.Storage, *actions, error) {
-	vm, err := virtualmachine.NewStorage(Scheme, optsGetter, instancetypes)
+	var claims virtualmachine.ClaimGetter
+	if extra.KubeClient != nil {
+		claims = func(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+			return extra.KubeClient.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+		}
+	}
+	vm, err := virtualmachine.NewStorage(Scheme, optsGetter, instancetypes, claims)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +101,35 @@ func TestInstancetypes(t *testing.T) {
 	expectInvalid(t, err, "spec.instancetype")
 	if err != nil && !strings.Contains(err.Error(), "Failure to find instancetype") {
 		t.Errorf("missing instance type: %v; want KubeVirt's \"Failure to find instancetype\"", err)
+	}
+
+	// Inferred, as KubeVirt does for a volume whose claim names its defaults by label.
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "labelled-disk", Namespace: e.ns, Labels: map[string]string{
+			"instancetype.kubevirt.io/default-instancetype":      itName,
+			"instancetype.kubevirt.io/default-instancetype-kind": "VirtualMachineClusterInstancetype",
+			"instancetype.kubevirt.io/default-preference":        "cores",
+			"instancetype.kubevirt.io/default-preference-kind":   "VirtualMachinePreference",
+		}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inferred := instancetypeVM(e, "vm-inferred", kubevirtv1.RunStrategyHalted)
+	inferred.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}
+	root := inferred.Spec.Template.Spec.Volumes[0].Name
+	inferred.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{InferFromVolume: root}
+	inferred.Spec.Preference = &kubevirtv1.PreferenceMatcher{InferFromVolume: root}
+	if got, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, inferred, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a VM inferring from its claim: %v", err)
+	} else if got.Spec.Instancetype == nil || got.Spec.Instancetype.Name != itName || got.Spec.Instancetype.InferFromVolume != "" ||
+		got.Spec.Preference == nil || got.Spec.Preference.Name != "cores" || got.Spec.Preference.Kind != "VirtualMachinePreference" {
+		t.Errorf("inferred matchers %+v, %+v; want %s and cores from the claim's labels", got.Spec.Instancetype, got.Spec.Preference, itName)
 	}
 
 	// The VM: no CPU or memory of its own.

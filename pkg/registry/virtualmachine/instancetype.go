@@ -29,6 +29,9 @@ type REST struct {
 	*store.REST
 	// instancetypes reads what the matchers name; nil skips the check.
 	instancetypes *revision.Getters
+	// claims reads the claims that matchers infer from; nil: no inference (standalone), and
+	// validation refuses a matcher that asks for it.
+	claims ClaimGetter
 }
 
 var _ rest.StandardStorage = &REST{}
@@ -36,13 +39,48 @@ var _ rest.StandardStorage = &REST{}
 // Create checks the instance type and preference of a new VM as part of its validation.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	opts *metav1.CreateOptions) (runtime.Object, error) {
+	if err := r.infer(ctx, obj); err != nil {
+		return nil, err
+	}
 	return r.REST.Create(ctx, obj, r.checkCreate(createValidation), opts)
 }
 
 // Update checks them when the VM's matchers or template change.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.REST.Update(ctx, name, objInfo, r.checkCreate(createValidation), r.checkUpdate(updateValidation), forceAllowCreate, opts)
+	return r.REST.Update(ctx, name, inferringUpdate{UpdatedObjectInfo: objInfo, infer: r.infer},
+		r.checkCreate(createValidation), r.checkUpdate(updateValidation), forceAllowCreate, opts)
+}
+
+// inferringUpdate infers the matchers of the updated object before the strategy sees it.
+type inferringUpdate struct {
+	rest.UpdatedObjectInfo
+	infer func(ctx context.Context, obj runtime.Object) error
+}
+
+func (u inferringUpdate) UpdatedObject(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	obj, err := u.UpdatedObjectInfo.UpdatedObject(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	return obj, u.infer(ctx, obj)
+}
+
+// infer resolves the matchers that say inferFromVolume (KubeVirt's mutation of a VM): a 422
+// naming the field when the volume names nothing and the policy is Reject.
+func (r *REST) infer(ctx context.Context, obj runtime.Object) error {
+	vm, ok := obj.(*kubevirtv1.VirtualMachine)
+	if !ok || r.claims == nil {
+		return nil
+	}
+	errs, err := inferMatchers(ctx, r.claims, vm)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(kubevirtv1.Kind("VirtualMachine"), vm.Name, errs)
+	}
+	return nil
 }
 
 func (r *REST) checkCreate(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {

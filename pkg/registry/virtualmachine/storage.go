@@ -16,8 +16,9 @@ type Storage struct {
 }
 
 // NewStorage builds the virtualmachines store on the given storage backend. instancetypes reads
-// the instance types and preferences VMs name, for their admission; nil skips that check.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, instancetypes *revision.Getters) (*Storage, error) {
+// the instance types and preferences VMs name, for their admission (nil skips that check);
+// claims reads the claims matchers infer them from (nil: no inference).
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, instancetypes *revision.Getters, claims ClaimGetter) (*Storage, error) {
 	main, status := store.NewStrategies(scheme, Rules)
 	s, statusREST, err := store.New(store.Resource{
 		Plural:           kubevirtv1.Resource("virtualmachines"),
@@ -32,5 +33,5 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, in
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{VirtualMachine: &REST{REST: store.NewREST(s, "vm", "vms"), instancetypes: instancetypes}, Status: statusREST}, nil
+	return &Storage{VirtualMachine: &REST{REST: store.NewREST(s, "vm", "vms"), instancetypes: instancetypes, claims: claims}, Status: statusREST}, nil
 }

@@ -10,9 +10,11 @@ import (
 )
 
 // validateMatchers checks what a VM's spec.instancetype and spec.preference say by themselves: a
-// name (inferring it from a volume is refused as unsupported), a kind KubeVirt knows and a
-// well-formed revisionName. Whether the objects exist, and whether the template fits them, is
-// checked where they can be read (package registry/virtualmachine).
+// name, a kind KubeVirt knows and a well-formed revisionName. A matcher that says inferFromVolume
+// has been resolved from the volume's labels before validation (package registry/virtualmachine);
+// one left means nativevirt-apiserver could not read the volume (it runs without the Kubernetes
+// API). Whether the objects exist, and whether the template fits them, is checked where they can
+// be read.
 func validateMatchers(spec *kubevirtv1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if m := spec.Instancetype; m != nil {
@@ -34,6 +36,10 @@ func validateMatchers(spec *kubevirtv1.VirtualMachineSpec, fldPath *field.Path) 
 
 func validateMatcher(name, revisionName, inferFromVolume string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if inferFromVolume != "" {
+		errs = append(errs, field.Forbidden(path.Child("inferFromVolume"),
+			"cannot be inferred here: nativevirt-apiserver runs without the Kubernetes API, where the volume's claim is"))
+	}
 	switch {
 	case name == "" && inferFromVolume == "":
 		errs = append(errs, field.Required(path.Child("name"), "the name of the object to use"))

@@ -26,6 +26,10 @@ func TestMatchers(t *testing.T) {
 		{"bad names", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "U1_small", RevisionName: "Rev!"}
 		}, []string{"Invalid:spec.instancetype.name", "Invalid:spec.instancetype.revisionName"}},
+		{"inferFromVolume left unresolved (no Kubernetes API)", func(vm *kubevirtv1.VirtualMachine) {
+			vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{InferFromVolume: "rootdisk"}
+			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{InferFromVolume: "rootdisk"}
+		}, []string{"Forbidden:spec.instancetype.inferFromVolume", "Forbidden:spec.preference.inferFromVolume"}},
 		{"unknown kinds", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "a", Kind: "VirtualMachinePreference"}
 			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "b", Kind: "Pod"}

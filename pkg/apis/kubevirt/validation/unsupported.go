@@ -134,12 +134,6 @@ var unsupportedNetworkFields = []unsupported[network]{
 // unsupportedVMSpecFields are refused in a VirtualMachine's spec.
 var unsupportedVMSpecFields = []unsupported[vmSpec]{
 	{"dataVolumeTemplates", "DataVolume templates (dataVolumeTemplates)", func(s *vmSpec) bool { return len(s.DataVolumeTemplates) > 0 }},
-	{"instancetype.inferFromVolume", "inferring the instance type from a volume (inferFromVolume)", func(s *vmSpec) bool {
-		return s.Instancetype != nil && s.Instancetype.InferFromVolume != ""
-	}},
-	{"preference.inferFromVolume", "inferring the preference from a volume (inferFromVolume)", func(s *vmSpec) bool {
-		return s.Preference != nil && s.Preference.InferFromVolume != ""
-	}},
 	{"runStrategy", "the WaitAsReceiver run strategy (cross-cluster migration)", func(s *vmSpec) bool {
 		return s.RunStrategy != nil && *s.RunStrategy == kubevirtv1.RunStrategyWaitAsReceiver
 	}},

@@ -91,12 +91,6 @@ var vmUses = map[string]func(vm *kubevirtv1.VirtualMachine){
 	"spec.dataVolumeTemplates": func(vm *kubevirtv1.VirtualMachine) {
 		vm.Spec.DataVolumeTemplates = []kubevirtv1.DataVolumeTemplateSpec{{}}
 	},
-	"spec.instancetype.inferFromVolume": func(vm *kubevirtv1.VirtualMachine) {
-		vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{InferFromVolume: "rootdisk"}
-	},
-	"spec.preference.inferFromVolume": func(vm *kubevirtv1.VirtualMachine) {
-		vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{InferFromVolume: "rootdisk"}
-	},
 	"spec.runStrategy": func(vm *kubevirtv1.VirtualMachine) {
 		vm.Spec.RunStrategy = ptr(kubevirtv1.RunStrategyWaitAsReceiver)
 	},
