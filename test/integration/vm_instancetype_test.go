@@ -70,6 +70,12 @@ func TestVMAdmissionWithInstancetypes(t *testing.T) {
 	_, err = vms.Create(ctx, missing, metav1.CreateOptions{})
 	requireCauses(t, err, "spec.preference")
 
+	// Standalone, the server cannot read a volume's claim: inferring is refused on the field.
+	inferring := sizedVM(t, "inferring")
+	inferring.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{InferFromVolume: "containerdisk"}
+	_, err = vms.Create(ctx, inferring, metav1.CreateOptions{})
+	requireCauses(t, err, "spec.instancetype.inferFromVolume")
+
 	// Accepted: the kinds are defaulted as KubeVirt's webhook writes them, and the template of a
 	// VM with a preference is kept as written (the preference fills its disk bus later).
 	vm := sizedVM(t, "sized")
