@@ -196,8 +196,19 @@ func TestInstancetypes(t *testing.T) {
 	if _, err := its.VirtualMachineClusterInstancetypes().Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A template change of the running VM waits for a restart, and says so.
+	if _, err := e.c.Kubectl("patch", "vm", vm.Name, "-n", e.ns, "--type=merge",
+		"-p", `{"spec":{"template":{"metadata":{"annotations":{"e2e/changed":"yes"}}}}}`); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("RestartRequired on the VM", controllerTimeout, func() (bool, error) {
+		return hasVMCondition(e.vm(vm.Name), kubevirtv1.VirtualMachineRestartRequired), nil
+	})
 	e.subresource(vm.Name, "restart")
 	restarted, _ := f.running(vm.Name, running.UID)
+	f.waitFor("RestartRequired gone after the restart", controllerTimeout, func() (bool, error) {
+		return !hasVMCondition(e.vm(vm.Name), kubevirtv1.VirtualMachineRestartRequired), nil
+	})
 	checkSized(t, restarted, itName)
 	if ref := e.vm(vm.Name).Status.InstancetypeRef; ref == nil || ref.ControllerRevisionRef == nil || ref.ControllerRevisionRef.Name != itRev {
 		t.Errorf("after the instance type changed: instancetypeRef %+v; want revision %s kept", ref, itRev)
@@ -270,4 +281,13 @@ func expectInvalid(t *testing.T, err error, fields ...string) {
 			t.Errorf("422 does not name %s: %v", f, err)
 		}
 	}
+}
+
+func hasVMCondition(vm *kubevirtv1.VirtualMachine, typ kubevirtv1.VirtualMachineConditionType) bool {
+	for _, c := range vm.Status.Conditions {
+		if c.Type == typ && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

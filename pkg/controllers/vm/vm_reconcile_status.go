@@ -129,6 +129,9 @@ func computeStatus(in statusInput) kubevirtv1.VirtualMachineStatus {
 				Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message})
 		}
 	}
+	if c := restartRequired(in.vm, vmi); c != nil {
+		conds = append(conds, *c)
+	}
 	if in.syncErr != nil {
 		conds = append(conds, kubevirtv1.VirtualMachineCondition{Type: kubevirtv1.VirtualMachineFailure,
 			Status: corev1.ConditionTrue, Reason: in.syncErrReason, Message: in.syncErr.Error()})
@@ -205,6 +208,7 @@ func readyCondition(vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMa
 func mergeConditions(old, want []kubevirtv1.VirtualMachineCondition, now time.Time) []kubevirtv1.VirtualMachineCondition {
 	owned := map[kubevirtv1.VirtualMachineConditionType]bool{
 		kubevirtv1.VirtualMachineReady: true, kubevirtv1.VirtualMachinePaused: true, kubevirtv1.VirtualMachineFailure: true,
+		kubevirtv1.VirtualMachineRestartRequired: true,
 	}
 	var out []kubevirtv1.VirtualMachineCondition
 	for _, c := range old {

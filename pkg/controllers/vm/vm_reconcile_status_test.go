@@ -162,14 +162,14 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name: "paused, failure, foreign conditions kept, requests written",
 			vm: newVM(func(vm *kubevirtv1.VirtualMachine) {
-				vm.Status.Conditions = []kubevirtv1.VirtualMachineCondition{{Type: kubevirtv1.VirtualMachineRestartRequired, Status: corev1.ConditionTrue}}
+				vm.Status.Conditions = []kubevirtv1.VirtualMachineCondition{{Type: "DataVolumesReady", Status: corev1.ConditionTrue}}
 			}),
 			in: statusInput{vmi: newVMI(kubevirtv1.Running, vmiCondition(kubevirtv1.VirtualMachineInstancePaused, "True", "PausedByUser")),
 				runStrategy: kubevirtv1.RunStrategyManual, requests: reqs(start()), syncErr: errors.New("boom"), syncErrReason: ReasonFailedDelete},
 			want: kubevirtv1.VirtualMachineStatus{Created: true, PrintableStatus: kubevirtv1.VirtualMachineStatusPaused,
 				RunStrategy: kubevirtv1.RunStrategyManual, DesiredGeneration: 3, StateChangeRequests: reqs(start()),
 				Conditions: []kubevirtv1.VirtualMachineCondition{
-					{Type: kubevirtv1.VirtualMachineRestartRequired, Status: corev1.ConditionTrue},
+					{Type: "DataVolumesReady", Status: corev1.ConditionTrue},
 					readyFalse(reasonVMINotReady, "VMI is not ready", now),
 					{Type: kubevirtv1.VirtualMachinePaused, Status: corev1.ConditionTrue, Reason: "PausedByUser", LastTransitionTime: now},
 					{Type: kubevirtv1.VirtualMachineFailure, Status: corev1.ConditionTrue, Reason: ReasonFailedDelete, Message: "boom", LastTransitionTime: now},

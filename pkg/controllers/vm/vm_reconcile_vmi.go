@@ -89,7 +89,7 @@ func (a *instanceAPI) claim(ctx context.Context, vm *kubevirtv1.VirtualMachine, 
 // newInstance builds the VM's instance from its template: the VM's name and namespace, the
 // template's metadata and spec (which carries the VM's firmware UUID since apiserver
 // defaulting), the VM as controller, the controller finalizer (so that the VMI controller never
-// needs a write to add it) and the VM generation it reflects.
+// needs a write to add it), the VM generation it reflects and the hash of what it was made from.
 func newInstance(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstance {
 	vmi := &kubevirtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{
@@ -108,6 +108,7 @@ func newInstance(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstan
 		vmi.Annotations = map[string]string{}
 	}
 	vmi.Annotations[GenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
+	vmi.Annotations[SpecHashAnnotation] = specHash(vm)
 	return vmi
 }
 

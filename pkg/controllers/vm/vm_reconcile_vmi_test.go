@@ -113,7 +113,7 @@ func TestNewInstance(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "vm-cirros", Namespace: "default",
 			Labels:      map[string]string{"kubevirt.io/vm": "vm-cirros"},
-			Annotations: map[string]string{"a": "b", GenerationAnnotation: "3"},
+			Annotations: map[string]string{"a": "b", GenerationAnnotation: "3", SpecHashAnnotation: specHash(vm)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "vm-cirros",
 				UID: "vm-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 			Finalizers: []string{kubevirtv1.VirtualMachineControllerFinalizer},
