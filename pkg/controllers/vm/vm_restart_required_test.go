@@ -32,7 +32,10 @@ func TestRestartRequired(t *testing.T) {
 			vm.Generation++
 			vm.Spec.Instancetype = &kubevirtv1.InstancetypeMatcher{Name: "u1.large"}
 		}, made, true},
-		{"no instance", func(vm *kubevirtv1.VirtualMachine) { vm.Generation++; vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "x"} }, nil, false},
+		{"no instance", func(vm *kubevirtv1.VirtualMachine) {
+			vm.Generation++
+			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "x"}
+		}, nil, false},
 		{"an instance being deleted", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Generation++
 			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "x"}
@@ -40,7 +43,9 @@ func TestRestartRequired(t *testing.T) {
 		{"an instance made before the hash existed", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Generation++
 			vm.Spec.Preference = &kubevirtv1.PreferenceMatcher{Name: "x"}
-		}, newVMI(kubevirtv1.Running, func(v *kubevirtv1.VirtualMachineInstance) { v.Annotations = map[string]string{GenerationAnnotation: "3"} }), false},
+		}, newVMI(kubevirtv1.Running, func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Annotations = map[string]string{GenerationAnnotation: "3"}
+		}), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

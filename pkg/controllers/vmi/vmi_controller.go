@@ -247,6 +247,9 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if !statusEqual(&vmi.Status, &status) && writeWorthy(&vmi.Status, &status) {
 		if status.Phase != vmi.Status.Phase {
 			klog.FromContext(ctx).V(2).Info("Phase changed", "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
+			if status.Reason == ReasonCopyFailed {
+				c.reportFailedCopy(ctx, vmi, currentPod(vmi, pods))
+			}
 		}
 		vmi.Status = status
 		if vmi, err = c.updateStatus(ctx, vmi); err != nil {
@@ -255,6 +258,25 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
 	return loop.Result{}, nil
+}
+
+// reportFailedCopy says which copy of the launcher pod failed and why, as a warning event of
+// the instance and in the log.
+func (c *Controller) reportFailedCopy(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) {
+	if pod == nil {
+		return
+	}
+	cs := failedCopy(pod)
+	if cs == nil {
+		return
+	}
+	t := cs.State.Terminated
+	msg := fmt.Sprintf("container %s of pod %s ended with exit code %d (%s) before the guest started", cs.Name, pod.Name, t.ExitCode, t.Reason)
+	if t.Message != "" {
+		msg += ": " + t.Message
+	}
+	klog.FromContext(ctx).Info("A copy of the launcher pod failed", "vmi", klog.KObj(vmi), "detail", msg)
+	c.pods.event(vmi, corev1.EventTypeWarning, ReasonCopyFailed, msg)
 }
 
 func (c *Controller) notePodCreated(key string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -293,3 +294,37 @@ func TestSyncUnschedulable(t *testing.T) {
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// TestSyncFailedCopy: a copy container that could not run leaves the launcher waiting for its
+// file forever (restartPolicy Never): the instance fails, says why, and its pod is stopped.
+func TestSyncFailedCopy(t *testing.T) {
+	vmi := testVMI(func(v *kubevirtv1.VirtualMachineInstance) {
+		v.Status.Phase = kubevirtv1.Scheduled
+		v.Status.NodeName = "n1"
+	})
+	pod := newPod("p1", bound("n1"), podPhase(corev1.PodRunning), containerEnded("container-disk-root", 128, "StartError"))
+	pod.Status.ContainerStatuses[0].State.Terminated.Message = "runc create failed: unable to create new parent process"
+	f := newFixture(t, vmi, pod)
+	recorder := record.NewFakeRecorder(10)
+	f.c.pods.event = func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
+		recorder.Event(vmi, eventType, reason, message)
+	}
+	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, f.sync()); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if got := f.refresh(); got.Status.Phase != kubevirtv1.Failed || got.Status.Reason != ReasonCopyFailed {
+		t.Errorf("phase %s reason %s, want Failed/%s", got.Status.Phase, got.Status.Reason, ReasonCopyFailed)
+	}
+	select {
+	case e := <-recorder.Events:
+		if !strings.Contains(e, "Warning CopyFailed container container-disk-root of pod p1 ended with exit code 128 (StartError)") ||
+			!strings.Contains(e, "runc create failed") {
+			t.Errorf("event %q", e)
+		}
+	default:
+		t.Error("no event says which copy failed")
+	}
+	if diff := cmp.Diff([]string{"delete pods"}, f.sync()); diff != "" {
+		t.Errorf("the failed instance's pod: writes (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,7 @@
 package vmi
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,27 @@ const (
 	ReasonPodNotExists = kubevirtv1.PodNotExistsReason
 	// ReasonPodTerminating: the launcher pod is being deleted before the guest ran.
 	ReasonPodTerminating = kubevirtv1.PodTerminatingReason
+	// ReasonCopyFailed: a container that copies a disk (or a kernel boot file) into the launcher
+	// pod ended without success before the guest ran; the launcher would wait for that file
+	// forever (the pod's restartPolicy is Never, so nothing starts the container again).
+	ReasonCopyFailed = "CopyFailed"
 )
+
+// failedCopy returns the status of a copy container of the pod that ended with a non-zero exit
+// code: the copy failed, or the container never started (a container runtime under load has
+// been seen failing to create one: "runc create failed"), or nil.
+func failedCopy(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if !strings.HasPrefix(cs.Name, launcherpod.ContainerDiskPrefix) && !strings.HasPrefix(cs.Name, launcherpod.KernelBootPrefix) {
+			continue
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return cs
+		}
+	}
+	return nil
+}
 
 // podScheduled is the instance condition mirroring the launcher pod's PodScheduled.
 const podScheduled = kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)
@@ -78,7 +99,8 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 
 // nextPhase is the phase state machine for the part this controller owns:
 // Pending → Scheduling (pod exists) → Scheduled (pod bound to a node), and Failed when the pod
-// fails, is deleted or disappears before the node agent reported Running.
+// fails, is deleted or disappears, or one of its copies fails, before the node agent reported
+// Running.
 func nextPhase(old kubevirtv1.VirtualMachineInstancePhase, pod *corev1.Pod) (kubevirtv1.VirtualMachineInstancePhase, string) {
 	switch {
 	case pod == nil:
@@ -90,6 +112,8 @@ func nextPhase(old kubevirtv1.VirtualMachineInstancePhase, pod *corev1.Pod) (kub
 		return kubevirtv1.Failed, ReasonPodFailed
 	case pod.DeletionTimestamp != nil:
 		return kubevirtv1.Failed, ReasonPodTerminating
+	case failedCopy(pod) != nil:
+		return kubevirtv1.Failed, ReasonCopyFailed
 	case pod.Spec.NodeName != "":
 		// Bound: the node agent of that node takes over once the launcher is ready.
 		return kubevirtv1.Scheduled, ""

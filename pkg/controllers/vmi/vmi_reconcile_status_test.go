@@ -42,6 +42,14 @@ func bound(node string) podOpt {
 
 func podPhase(ph corev1.PodPhase) podOpt { return func(p *corev1.Pod) { p.Status.Phase = ph } }
 
+// containerEnded adds a container that terminated with code and reason.
+func containerEnded(name string, code int32, reason string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}})
+	}
+}
+
 func podDeleting() podOpt {
 	return func(p *corev1.Pod) { t := metav1.NewTime(testNow); p.DeletionTimestamp = &t }
 }
@@ -76,6 +84,15 @@ func TestNextPhase(t *testing.T) {
 			want: kubevirtv1.Failed, wantReason: ReasonPodFailed},
 		{name: "pod deleted before the guest ran", old: kubevirtv1.Scheduled, pod: newPod("p", bound("n1"), podPhase(corev1.PodRunning), podDeleting()),
 			want: kubevirtv1.Failed, wantReason: ReasonPodTerminating},
+		{name: "a copy container could not start (the runtime failed it)", old: kubevirtv1.Scheduled,
+			pod:  newPod("p", bound("n1"), podPhase(corev1.PodRunning), containerEnded("container-disk-root", 128, "StartError")),
+			want: kubevirtv1.Failed, wantReason: ReasonCopyFailed},
+		{name: "a kernel boot copy failed", old: kubevirtv1.Scheduled,
+			pod:  newPod("p", bound("n1"), podPhase(corev1.PodRunning), containerEnded("kernel-boot-kernel", 1, "Error")),
+			want: kubevirtv1.Failed, wantReason: ReasonCopyFailed},
+		{name: "a copy that ended well, or another container, is no failure", old: kubevirtv1.Scheduled,
+			pod:  newPod("p", bound("n1"), podPhase(corev1.PodRunning), containerEnded("container-disk-root", 0, "Completed"), containerEnded("sidecar", 1, "Error")),
+			want: kubevirtv1.Scheduled},
 		{name: "pod disappeared while scheduling", old: kubevirtv1.Scheduling, want: kubevirtv1.Failed, wantReason: ReasonPodNotExists},
 		{name: "pod disappeared once scheduled", old: kubevirtv1.Scheduled, want: kubevirtv1.Failed, wantReason: ReasonPodNotExists},
 	}
