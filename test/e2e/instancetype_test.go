@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -290,4 +291,39 @@ func hasVMCondition(vm *kubevirtv1.VirtualMachine, typ kubevirtv1.VirtualMachine
 		}
 	}
 	return false
+}
+
+// TestInstancetypeExample: artifacts/examples/vm-demo-instancetype.yaml, as a user applies it,
+// gives a VM that runs with the example instance type's 2 vCPUs and 160Mi.
+func TestInstancetypeExample(t *testing.T) {
+	e := newCtrlEnv(t, "e2e-itexample")
+	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
+	ctx := context.Background()
+	file := filepath.Join(e.c.Root(), "artifacts", "examples", "vm-demo-instancetype.yaml")
+	// The cluster-wide objects may be a user's own (make run's cluster): removed only if created here.
+	_, errIt := e.kv.InstancetypeV1beta1().VirtualMachineClusterInstancetypes().Get(ctx, "demo.small", metav1.GetOptions{})
+	_, errPref := e.kv.InstancetypeV1beta1().VirtualMachineClusterPreferences().Get(ctx, "demo.busybox", metav1.GetOptions{})
+	t.Cleanup(func() {
+		if apierrors.IsNotFound(errIt) {
+			_ = e.kv.InstancetypeV1beta1().VirtualMachineClusterInstancetypes().Delete(context.Background(), "demo.small", metav1.DeleteOptions{})
+		}
+		if apierrors.IsNotFound(errPref) {
+			_ = e.kv.InstancetypeV1beta1().VirtualMachineClusterPreferences().Delete(context.Background(), "demo.busybox", metav1.DeleteOptions{})
+		}
+	})
+	if out, err := e.c.Kubectl("apply", "-n", e.ns, "-f", file); err != nil {
+		t.Fatalf("kubectl apply -f %s: %v\n%s", file, err, out)
+	}
+	f.cli.run("start", "vm-sized")
+	running, _ := f.running("vm-sized", "")
+	if cpu := running.Spec.Domain.CPU; cpu == nil || cpu.Cores != 2 || cpu.Sockets != 1 {
+		t.Errorf("instance CPU %+v; want the example's 2 vCPUs as cores", cpu)
+	}
+	if m := running.Spec.Domain.Memory; m == nil || m.Guest == nil || m.Guest.String() != "160Mi" {
+		t.Errorf("instance memory %+v; want the example's 160Mi", m)
+	}
+	if _, err := e.c.Kubectl("delete", "vm", "vm-sized", "-n", e.ns, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	f.goneWithPods("vm-sized", running.UID)
 }
