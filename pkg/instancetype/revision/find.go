@@ -88,21 +88,13 @@ func (g Getters) Specs(ctx context.Context, vm *kubevirtv1.VirtualMachine) (*ins
 		if err != nil {
 			return nil, nil, &LookupError{Field: instancetypePath.Child("kind"), Err: err}
 		}
-		if rev := revisionName(m.Name, kind, m.RevisionName, vm.Status.InstancetypeRef); rev != "" && g.Revision != nil {
-			d, err := g.decode(ctx, vm.Namespace, rev, instancetypePath)
-			if err != nil {
-				return nil, nil, err
-			}
-			if d.Instancetype == nil {
-				return nil, nil, &LookupError{Field: instancetypePath, Err: fmt.Errorf("revision %s holds a %s, not an instance type", rev, d.Kind)}
-			}
-			it = d.Instancetype
-		} else {
-			obj, err := g.InstancetypeObject(ctx, vm.Namespace, m)
-			if err != nil {
-				return nil, nil, err
-			}
-			it = instancetypeSpecOf(obj)
+		d, err := g.resolve(ctx, vm.Namespace, instancetypePath, m.Name, kind, m.RevisionName, vm.Status.InstancetypeRef,
+			func() (runtime.Object, error) { return g.InstancetypeObject(ctx, vm.Namespace, m) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if it = d.Instancetype; it == nil {
+			return nil, nil, &LookupError{Field: instancetypePath.Child("revisionName"), Err: fmt.Errorf("the revision holds a %s, not an instance type", d.Kind)}
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
@@ -110,24 +102,30 @@ func (g Getters) Specs(ctx context.Context, vm *kubevirtv1.VirtualMachine) (*ins
 		if err != nil {
 			return nil, nil, &LookupError{Field: preferencePath.Child("kind"), Err: err}
 		}
-		if rev := revisionName(m.Name, kind, m.RevisionName, vm.Status.PreferenceRef); rev != "" && g.Revision != nil {
-			d, err := g.decode(ctx, vm.Namespace, rev, preferencePath)
-			if err != nil {
-				return nil, nil, err
-			}
-			if d.Preference == nil {
-				return nil, nil, &LookupError{Field: preferencePath, Err: fmt.Errorf("revision %s holds a %s, not a preference", rev, d.Kind)}
-			}
-			pref = d.Preference
-		} else {
-			obj, err := g.PreferenceObject(ctx, vm.Namespace, m)
-			if err != nil {
-				return nil, nil, err
-			}
-			pref = preferenceSpecOf(obj)
+		d, err := g.resolve(ctx, vm.Namespace, preferencePath, m.Name, kind, m.RevisionName, vm.Status.PreferenceRef,
+			func() (runtime.Object, error) { return g.PreferenceObject(ctx, vm.Namespace, m) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if pref = d.Preference; pref == nil {
+			return nil, nil, &LookupError{Field: preferencePath.Child("revisionName"), Err: fmt.Errorf("the revision holds a %s, not a preference", d.Kind)}
 		}
 	}
 	return it, pref, nil
+}
+
+// resolve reads what one matcher (at path) names: the revision recorded for it, when revisions
+// can be read, else the object itself (read by object).
+func (g Getters) resolve(ctx context.Context, namespace string, path *field.Path, name, kind, pinned string,
+	ref *kubevirtv1.InstancetypeStatusRef, object func() (runtime.Object, error)) (*Decoded, error) {
+	if rev := revisionName(name, kind, pinned, ref); rev != "" && g.Revision != nil {
+		return g.decode(ctx, namespace, rev, path)
+	}
+	obj, err := object()
+	if err != nil {
+		return nil, err
+	}
+	return contents(obj)
 }
 
 func (g Getters) decode(ctx context.Context, namespace, name string, path *field.Path) (*Decoded, error) {
@@ -152,24 +150,4 @@ func revisionName(name, kind, pinned string, ref *kubevirtv1.InstancetypeStatusR
 		return ref.ControllerRevisionRef.Name
 	}
 	return ""
-}
-
-func instancetypeSpecOf(obj runtime.Object) *instancetypev1beta1.VirtualMachineInstancetypeSpec {
-	switch o := obj.(type) {
-	case *instancetypev1beta1.VirtualMachineInstancetype:
-		return &o.Spec
-	case *instancetypev1beta1.VirtualMachineClusterInstancetype:
-		return &o.Spec
-	}
-	return nil
-}
-
-func preferenceSpecOf(obj runtime.Object) *instancetypev1beta1.VirtualMachinePreferenceSpec {
-	switch o := obj.(type) {
-	case *instancetypev1beta1.VirtualMachinePreference:
-		return &o.Spec
-	case *instancetypev1beta1.VirtualMachineClusterPreference:
-		return &o.Spec
-	}
-	return nil
 }

@@ -34,10 +34,11 @@ func Name(vmName string, obj metav1.Object, version string) string {
 // vm: the object without the metadata that does not describe it (labels, annotations,
 // finalizers, owners, managed fields), owned by the VM so that it goes with it.
 func New(vm *kubevirtv1.VirtualMachine, obj runtime.Object) (*appsv1.ControllerRevision, error) {
-	kind, err := kindOf(obj)
+	held, err := contents(obj)
 	if err != nil {
 		return nil, err
 	}
+	kind := held.Kind
 	obj = obj.DeepCopyObject()
 	meta, ok := obj.(metav1.Object)
 	if !ok {
@@ -95,7 +96,7 @@ func SameData(a, b *appsv1.ControllerRevision) (bool, error) {
 	return bytes.Equal(ca, cb), nil
 }
 
-// Decoded is the object a revision holds.
+// Decoded is what a revision, or an instance type or preference itself, holds.
 type Decoded struct {
 	// Kind is one of the four kinds of instancetype.kubevirt.io.
 	Kind string
@@ -152,16 +153,17 @@ func rawData(rev *appsv1.ControllerRevision) ([]byte, error) {
 	return nil, fmt.Errorf("revision %s holds no data", rev.Name)
 }
 
-func kindOf(obj runtime.Object) (string, error) {
-	switch obj.(type) {
+// contents is what obj, one of the four kinds of instancetype.kubevirt.io/v1beta1, holds.
+func contents(obj runtime.Object) (*Decoded, error) {
+	switch o := obj.(type) {
 	case *instancetypev1beta1.VirtualMachineInstancetype:
-		return instancetypev1beta1.InstancetypeKind, nil
+		return &Decoded{Kind: instancetypev1beta1.InstancetypeKind, Instancetype: &o.Spec}, nil
 	case *instancetypev1beta1.VirtualMachineClusterInstancetype:
-		return instancetypev1beta1.ClusterInstancetypeKind, nil
+		return &Decoded{Kind: instancetypev1beta1.ClusterInstancetypeKind, Instancetype: &o.Spec}, nil
 	case *instancetypev1beta1.VirtualMachinePreference:
-		return instancetypev1beta1.PreferenceKind, nil
+		return &Decoded{Kind: instancetypev1beta1.PreferenceKind, Preference: &o.Spec}, nil
 	case *instancetypev1beta1.VirtualMachineClusterPreference:
-		return instancetypev1beta1.ClusterPreferenceKind, nil
+		return &Decoded{Kind: instancetypev1beta1.ClusterPreferenceKind, Preference: &o.Spec}, nil
 	}
-	return "", fmt.Errorf("not an instance type or preference: %T", obj)
+	return nil, fmt.Errorf("not an instance type or preference: %T", obj)
 }
