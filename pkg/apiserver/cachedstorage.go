@@ -61,7 +61,7 @@ func storageWithSharingCacher(
 		return s, destroyStorage, err
 	}
 	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-		Storage:             cacheFeed{s},
+		Storage:             cacheFeed{Interface: s, versions: newVersionTable()},
 		Versioner:           storage.APIObjectVersioner{},
 		GroupResource:       config.GroupResource,
 		EventsHistoryWindow: config.EventsHistoryWindow,
@@ -90,17 +90,28 @@ func storageWithSharingCacher(
 }
 
 // cacheFeed is the storage as the watch cache reads it: the objects of its list and of its watch
-// share their specs' repeated maps before the cache keeps them.
-type cacheFeed struct{ storage.Interface }
+// share their specs' repeated maps (sharedspecs.go), and each version of an object shares what
+// did not change since the one before it (sharedversions.go), before the cache keeps them.
+type cacheFeed struct {
+	storage.Interface
+	versions *versionTable
+}
 
 func (f cacheFeed) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	if err := f.Interface.GetList(ctx, key, opts, listObj); err != nil {
 		return err
 	}
-	return meta.EachListItem(listObj, func(o runtime.Object) error {
+	var items []runtime.Object
+	err := meta.EachListItem(listObj, func(o runtime.Object) error {
 		shareSpecMaps(o)
+		items = append(items, o)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	f.versions.listed(items, opts.Predicate.Continue == "")
+	return nil
 }
 
 func (f cacheFeed) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
@@ -108,18 +119,19 @@ func (f cacheFeed) Watch(ctx context.Context, key string, opts storage.ListOptio
 	if err != nil {
 		return nil, err
 	}
-	fw := &feedWatch{in: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	fw := &feedWatch{in: w, out: make(chan watch.Event), stop: make(chan struct{}), versions: f.versions}
 	go fw.run()
 	return fw, nil
 }
 
-// feedWatch passes a watch's events on, their objects sharing maps. Unlike watch.Filter it ends
-// when stopped even if nobody reads any more.
+// feedWatch passes a watch's events on, their objects sharing maps and unchanged parts. Unlike
+// watch.Filter it ends when stopped even if nobody reads any more.
 type feedWatch struct {
 	in       watch.Interface
 	out      chan watch.Event
 	stop     chan struct{}
 	stopOnce sync.Once
+	versions *versionTable
 }
 
 func (w *feedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -142,6 +154,7 @@ func (w *feedWatch) run() {
 				return
 			}
 			shareSpecMaps(e.Object)
+			w.versions.observed(e)
 			select {
 			case w.out <- e:
 			case <-w.stop:

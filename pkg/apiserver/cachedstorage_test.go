@@ -88,6 +88,77 @@ func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 	}
 }
 
+// A status write's version in the watch cache shares the spec of the version before it; a VM
+// read from etcd does not.
+func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Stop()
+
+	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg.Transport.ServerList = []string{etcd.ClientURL()}
+	const prefix = "/kubevirt.io/virtualmachines/"
+	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
+		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
+		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
+		storage.DefaultNamespaceScopedAttr, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer destroy()
+
+	const key = prefix + "ns/vm-a"
+	created := &kubevirtv1.VirtualMachine{}
+	if err := s.Create(ctx, key, shapedVM("vm-a", "1Gi"), created, 0); err != nil {
+		t.Fatal(err)
+	}
+	// cachedAt lists the cache once it holds vm-a at resourceVersion rv or later.
+	cachedAt := func(rv string) *kubevirtv1.VirtualMachine {
+		t.Helper()
+		for {
+			var list kubevirtv1.VirtualMachineList
+			err := s.GetList(ctx, prefix+"ns", storage.ListOptions{ResourceVersion: rv, Predicate: storage.Everything, Recursive: true}, &list)
+			if err == nil && len(list.Items) == 1 && list.Items[0].ResourceVersion == rv {
+				return &list.Items[0]
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the cache did not hold vm-a at %s: %v", rv, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	before := cachedAt(created.ResourceVersion)
+
+	updated := &kubevirtv1.VirtualMachine{}
+	err = s.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		vm := in.(*kubevirtv1.VirtualMachine).DeepCopy()
+		vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusStopped
+		return vm, nil, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := cachedAt(updated.ResourceVersion)
+	if after.Status.PrintableStatus != kubevirtv1.VirtualMachineStatusStopped {
+		t.Fatalf("the cached VM's status is %q", after.Status.PrintableStatus)
+	}
+	if after.Spec.Template != before.Spec.Template {
+		t.Error("the status write's version in the cache has a spec of its own")
+	}
+	var got kubevirtv1.VirtualMachine
+	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Template == after.Spec.Template {
+		t.Error("a VM read from etcd shares its spec with the cache's VM")
+	}
+}
+
 func sameMap(a, b any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
@@ -144,7 +215,7 @@ func (fixedOptions) GetRESTOptions(schema.GroupResource, runtime.Object) (generi
 // A stopped feed ends even when nobody reads its events any more, and stops the watch it reads.
 func TestFeedWatchEndsWhenStopped(t *testing.T) {
 	in := watch.NewFakeWithChanSize(1, false)
-	w, err := cacheFeed{fakeWatchStorage{w: in}}.Watch(context.Background(), "/", storage.ListOptions{})
+	w, err := cacheFeed{fakeWatchStorage{w: in}, newVersionTable()}.Watch(context.Background(), "/", storage.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
