@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"maps"
 	"reflect"
 	"sync"
 
@@ -81,9 +82,10 @@ func (t *versionTable) observed(e watch.Event) {
 	}
 }
 
-// shareUnchanged gives cur prev's spec and status where they are equal. Kinds without frequent
-// writes are left alone.
+// shareUnchanged gives cur prev's labels, annotations, owner references, spec and status where
+// they are equal. Specs and statuses of kinds without frequent writes are left alone.
 func shareUnchanged(prev, cur runtime.Object) {
+	shareUnchangedMetadata(prev, cur)
 	switch c := cur.(type) {
 	case *kubevirtv1.VirtualMachine:
 		if p, ok := prev.(*kubevirtv1.VirtualMachine); ok {
@@ -105,6 +107,28 @@ func shareUnchanged(prev, cur runtime.Object) {
 			shareEqual(&p.Spec, &c.Spec)
 			shareEqual(&p.Status, &c.Status)
 		}
+	}
+}
+
+// shareUnchangedMetadata shares the parts of metadata that writes seldom change (the strings in
+// them are shared already, see intern.go; this shares the maps and slices holding them).
+func shareUnchangedMetadata(prev, cur runtime.Object) {
+	p, err := meta.Accessor(prev)
+	if err != nil {
+		return
+	}
+	c, err := meta.Accessor(cur)
+	if err != nil {
+		return
+	}
+	if l := p.GetLabels(); len(l) > 0 && maps.Equal(l, c.GetLabels()) {
+		c.SetLabels(l)
+	}
+	if a := p.GetAnnotations(); len(a) > 0 && maps.Equal(a, c.GetAnnotations()) {
+		c.SetAnnotations(a)
+	}
+	if o := p.GetOwnerReferences(); len(o) > 0 && reflect.DeepEqual(o, c.GetOwnerReferences()) {
+		c.SetOwnerReferences(o)
 	}
 }
 

@@ -49,6 +49,7 @@ func sameConditions(a, b *kubevirtv1.VirtualMachine) bool {
 func TestVersionsShareUnchangedParts(t *testing.T) {
 	table := newVersionTable()
 	base := withConditions(shapedVM("vm-a", "1Gi"), "Starting")
+	base.Labels = map[string]string{"app": "vm-a"}
 
 	created := vmVersion(t, base)
 	table.observed(watch.Event{Type: watch.Added, Object: created})
@@ -88,6 +89,10 @@ func TestVersionsShareUnchangedParts(t *testing.T) {
 		t.Error("a deleted name was remembered")
 	}
 
+	if !sameMap(specWrite.Labels, statusWrite.Labels) {
+		t.Error("a spec write's version has labels of its own")
+	}
+
 	// Another name, or a bookmark, has nothing to do with vm-a.
 	other := vmVersion(t, shapedVM("vm-b", "2Gi"))
 	table.observed(watch.Event{Type: watch.Added, Object: other})
@@ -101,12 +106,19 @@ func TestVersionsShareUnchangedParts(t *testing.T) {
 // version must serialize exactly as etcd holds it.
 func TestVersionsShareOnlyIdenticalParts(t *testing.T) {
 	table := newVersionTable()
-	first := vmVersion(t, shapedVM("vm-a", "1Gi"))
+	vm := shapedVM("vm-a", "1Gi")
+	vm.Labels = map[string]string{"app": "a"}
+	first := vmVersion(t, vm)
 	table.observed(watch.Event{Type: watch.Added, Object: first})
-	second := vmVersion(t, shapedVM("vm-a", "1073741824"))
+	vm = shapedVM("vm-a", "1073741824")
+	vm.Labels = map[string]string{"app": "b"}
+	second := vmVersion(t, vm)
 	table.observed(watch.Event{Type: watch.Modified, Object: second})
 	if sameTemplate(first, second) {
 		t.Fatal("1Gi and 1073741824 were shared")
+	}
+	if second.Labels["app"] != "b" {
+		t.Fatalf("the second version's label is %q, want b", second.Labels["app"])
 	}
 	data, err := json.Marshal(second.Spec.Template.Spec.Domain.Resources.Requests)
 	if err != nil {
