@@ -390,7 +390,8 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 			}
 			if _, seen := reached[u.GetName()]; ok && !seen {
 				if p == "Failed" {
-					failed[u.GetName()] = "VMI Failed"
+					reason, _, _ := unstructured.NestedString(u.Object, "status", "reason")
+					failed[u.GetName()] = reason
 				} else if phaseRank[p] >= phaseRank[phase] {
 					reached[u.GetName()] = now.Sub(tl.at[msCreated])
 					if deleteEarly {
@@ -455,7 +456,7 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 		ds = append(ds, d)
 	}
 	if len(failed) > 0 {
-		out.failure += fmt.Sprintf(" %d VMIs Failed", len(failed))
+		out.failure += fmt.Sprintf(" %d VMIs Failed (%s)", len(failed), failureReasons(ctx, e, ns, failed))
 	}
 	all := make([]*timeline, 0, len(tls))
 	out.vms = map[string]map[string]float64{}
