@@ -56,8 +56,9 @@ type startRun struct {
 	// waited says how many launcher pods the scheduler could not place at first, and why.
 	waited string
 	// cpuBusy is the share of the machine's CPU time that was busy from the first create until
-	// the last VMI reached the phase; cpuSeconds that busy time.
-	cpuBusy, cpuSeconds float64
+	// the last VMI reached the phase; cpuSeconds that busy time; cpuStolen the share of the
+	// machine's CPU time that the hypervisor gave to others meanwhile (steal, part of busy).
+	cpuBusy, cpuSeconds, cpuStolen float64
 	// durations and timelines are the raw material of dist and phases, for mergeRuns.
 	durations []time.Duration
 	timelines []*timeline
@@ -74,12 +75,13 @@ func mergeRuns(runs []startRun) startRun {
 	out.chain = runs[0].chain
 	out.vms = map[string]map[string]float64{}
 	var failures []string
-	busy := 0.0
+	busy, stolen := 0.0, 0.0
 	for _, r := range runs {
 		out.durations = append(out.durations, r.durations...)
 		out.timelines = append(out.timelines, r.timelines...)
 		out.cpuSeconds += r.cpuSeconds
 		busy += r.cpuBusy
+		stolen += r.cpuStolen
 		for k, v := range r.vms {
 			out.vms[k] = v
 		}
@@ -88,6 +90,7 @@ func mergeRuns(runs []startRun) startRun {
 		}
 	}
 	out.cpuBusy = busy / float64(len(runs))
+	out.cpuStolen = stolen / float64(len(runs))
 	out.failure = strings.Join(failures, "; ")
 	out.summarize()
 	return out
@@ -226,8 +229,8 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 			res.Note("%s: launcher pods %s", n.label, r.waited)
 		}
 		if n.phase == "Running" {
-			res.Note("%s: the machine's CPUs were %.0f%% busy from the first create until the last Running (%.1f CPU-s, %.1f per VM)",
-				n.label, 100*r.cpuBusy, r.cpuSeconds, r.cpuSeconds/float64(n.n*n.repeat))
+			res.Note("%s: the machine's CPUs were %.0f%% busy from the first create until the last Running (%.1f CPU-s, %.1f per VM; %.0f%% of the time stolen by the hypervisor)",
+				n.label, 100*r.cpuBusy, r.cpuSeconds, r.cpuSeconds/float64(n.n*n.repeat), 100*r.cpuStolen)
 		}
 		switch n.goal {
 		case "p50 ≤ 1 s":
@@ -237,7 +240,7 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		}
 		records = append(records, map[string]any{"measurement": n.label, "vms": n.n * n.repeat, "phase": n.phase, "reached": r.reached,
 			"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
-			"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds})
+			"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen})
 	}
 	return res, nil
 }
@@ -434,6 +437,7 @@ func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval ti
 	}
 	cpuAfter := ReadCPUTimes()
 	out.cpuBusy = cpuBefore.BusyFraction(cpuAfter)
+	out.cpuStolen = cpuBefore.StealFraction(cpuAfter)
 	out.cpuSeconds = float64(cpuAfter.Busy-cpuBefore.Busy) / clockTicks
 	afterKV, afterPods, err := trailingWriteCounters(ctx, e, func() bool {
 		mu.Lock()

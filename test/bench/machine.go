@@ -2,10 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
+
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
 // Machine describes where the benchmarks ran, so that a table is never read without it.
@@ -20,6 +24,11 @@ type Machine struct {
 	OS     string `json:"os"`
 	// GoVersion built the benchmark.
 	GoVersion string `json:"goVersion"`
+	// VMDecodeMicros is how fast one of its CPUs is, in a unit of the servers' own work: the
+	// microseconds it takes to decode the benchmark's VirtualMachine from JSON into KubeVirt's
+	// Go type (the best of several rounds). Machines of one kind differ from day to day
+	// (a shared host); runs are comparable only as far as this figure is.
+	VMDecodeMicros float64 `json:"vmDecodeMicros,omitempty"`
 }
 
 // ReadMachine describes this machine; fields it cannot read stay empty.
@@ -33,13 +42,48 @@ func ReadMachine() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	m.OS = strings.Trim(fieldOf("/etc/os-release", "PRETTY_NAME", "="), `"`)
+	if d, err := CalibrateCPU(); err == nil {
+		m.VMDecodeMicros = float64(d.Nanoseconds()) / 1e3
+	}
 	return m
+}
+
+// CalibrateCPU times one CPU decoding the benchmark's VirtualMachine from JSON into KubeVirt's
+// Go type: the best of 7 rounds of 200 decodes, per decode.
+func CalibrateCPU() (time.Duration, error) {
+	u, err := VMBuilder{GroupVersion: kubevirtv1.SchemeGroupVersion}.Build("calibration", "vm", false)
+	if err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return 0, err
+	}
+	const rounds, decodes = 7, 200
+	best := time.Duration(0)
+	for range rounds {
+		start := time.Now()
+		for range decodes {
+			var vm kubevirtv1.VirtualMachine
+			if err := json.Unmarshal(data, &vm); err != nil {
+				return 0, err
+			}
+		}
+		if d := time.Since(start) / decodes; best == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
 }
 
 // String is the one-line description used in tables.
 func (m Machine) String() string {
-	return strconv.Itoa(m.CPUs) + " CPUs (" + m.CPUModel + "), " + strconv.FormatInt(m.MemoryMiB, 10) +
+	s := strconv.Itoa(m.CPUs) + " CPUs (" + m.CPUModel + "), " + strconv.FormatInt(m.MemoryMiB, 10) +
 		" MiB, kernel " + m.Kernel + ", " + m.OS + ", " + m.GoVersion
+	if m.VMDecodeMicros > 0 {
+		s += "; one CPU decodes the benchmark's VM in " + strconv.FormatFloat(m.VMDecodeMicros, 'f', 1, 64) + " µs"
+	}
+	return s
 }
 
 // LoadAverage is the 1-minute load average, or 0 when unknown.
@@ -74,9 +118,10 @@ func fieldOf(path, key, sep string) string {
 }
 
 // CPUTimes is the machine's CPU time so far, from the "cpu" line of /proc/stat: busy (everything
-// but idle and iowait) and total, in clock ticks.
+// but idle and iowait), total and steal (time a virtual machine's CPUs waited for the
+// hypervisor, counted in busy), in clock ticks.
 type CPUTimes struct {
-	Busy, Total uint64
+	Busy, Total, Steal uint64
 }
 
 // ReadCPUTimes reads /proc/stat; zero when it cannot.
@@ -105,6 +150,9 @@ func parseCPUTimes(stat []byte) CPUTimes {
 		if i != 3 && i != 4 {
 			t.Busy += v
 		}
+		if i == 7 {
+			t.Steal = v
+		}
 	}
 	return t
 }
@@ -115,4 +163,13 @@ func (t CPUTimes) BusyFraction(later CPUTimes) float64 {
 		return 0
 	}
 	return float64(later.Busy-t.Busy) / float64(later.Total-t.Total)
+}
+
+// StealFraction is the share of the machine's CPU time between t and later that the hypervisor
+// gave to other guests.
+func (t CPUTimes) StealFraction(later CPUTimes) float64 {
+	if later.Total <= t.Total {
+		return 0
+	}
+	return float64(later.Steal-t.Steal) / float64(later.Total-t.Total)
 }

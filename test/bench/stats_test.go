@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,7 +150,28 @@ func TestParseCPUTimes(t *testing.T) {
 	if got := before.BusyFraction(after); got != 0.8 {
 		t.Errorf("busy fraction %v, want 0.8", got)
 	}
+	stolen := parseCPUTimes([]byte("cpu  230 0 100 850 50 0 0 20 0 0\n"))
+	if stolen.Steal != 20 || stolen.Busy != 350 {
+		t.Fatalf("parsed %+v", stolen)
+	}
+	if got := before.StealFraction(stolen); got != 0.08 {
+		t.Errorf("steal fraction %v, want 0.08", got)
+	}
 	if got := (parseCPUTimes([]byte("garbage"))); got != (CPUTimes{}) {
 		t.Errorf("garbage parsed as %+v", got)
+	}
+}
+
+func TestCalibrateCPU(t *testing.T) {
+	d, err := CalibrateCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d <= 0 || d > time.Second {
+		t.Errorf("decoding the benchmark's VM took %v", d)
+	}
+	m := Machine{CPUs: 2, VMDecodeMicros: 41.25}
+	if got := m.String(); !strings.HasSuffix(got, "; one CPU decodes the benchmark's VM in 41.2 µs") {
+		t.Errorf("machine line %q", got)
 	}
 }
