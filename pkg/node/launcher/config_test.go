@@ -198,7 +198,7 @@ func TestOptionsCompleteAndValidate(t *testing.T) {
 		RunDir: "/var/run/nativevirt", ConfigDir: "/etc/libvirt",
 		Libvirtd: "/usr/sbin/libvirtd", Virtlogd: "/usr/sbin/virtlogd", StateRoot: "/",
 		ClaimsDir: "/var/run/nativevirt-pvcs", ConfigVolumesDir: "/var/run/nativevirt-config", DisksDir: "/var/run/nativevirt-disks",
-		OffGrace: 2 * time.Second, PollInterval: 500 * time.Millisecond,
+		OffGrace: 2 * time.Second, PollInterval: 500 * time.Millisecond, ResyncInterval: 10 * time.Second,
 		StartTimeout: 2 * time.Minute, DaemonStopTimeout: 5 * time.Second, ResolvConf: "/etc/resolv.conf",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {

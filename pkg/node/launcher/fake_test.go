@@ -29,6 +29,13 @@ type fakeHypervisor struct {
 	probe   func() error
 	// agent answers guest agent commands; nil: no agent in the guest.
 	agent func(domain, command string) (string, error)
+	// events makes OnLifecycle work (else it fails, as without libvirt's event loop); set
+	// then tells the listeners of every change.
+	events    bool
+	listeners map[int]func()
+	nextID    int
+	// lists counts the listings.
+	lists int
 }
 
 var _ Hypervisor = &fakeHypervisor{}
@@ -60,9 +67,54 @@ func (f *fakeHypervisor) AgentCommand(domain, command string, _ time.Duration) (
 	return agent(domain, command)
 }
 
+func (f *fakeHypervisor) OnLifecycle(fn func()) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.events {
+		return nil, errors.New("this fake delivers no events")
+	}
+	if f.listeners == nil {
+		f.listeners = map[int]func(){}
+	}
+	id := f.nextID
+	f.nextID++
+	f.listeners[id] = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.listeners, id)
+	}, nil
+}
+
+// emit calls the lifecycle listeners, as libvirt's event loop does.
+func (f *fakeHypervisor) emit() {
+	f.mu.Lock()
+	fns := make([]func(), 0, len(f.listeners))
+	for _, fn := range f.listeners {
+		fns = append(fns, fn)
+	}
+	f.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func (f *fakeHypervisor) listings() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lists
+}
+
+func (f *fakeHypervisor) listening() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.listeners)
+}
+
 func (f *fakeHypervisor) Domains() ([]Domain, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lists++
 	if f.listErr != nil {
 		return nil, f.listErr
 	}

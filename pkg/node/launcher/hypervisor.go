@@ -3,9 +3,12 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"libvirt.org/go/libvirt"
+
+	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
 // Domain is what the launcher needs to know about one libvirt domain.
@@ -30,6 +33,10 @@ type Hypervisor interface {
 	// AgentCommand passes a QEMU guest agent command (JSON) to the named domain's agent and
 	// returns its answer; it waits at most timeout (rounded up to seconds) for the agent.
 	AgentCommand(name, command string, timeout time.Duration) (string, error)
+	// OnLifecycle calls fn whenever a domain is defined, started, paused, stopped or undefined,
+	// until stop is called. fn runs on libvirt's event loop: it must neither block nor call
+	// libvirt.
+	OnLifecycle(fn func()) (stop func(), err error)
 	// Close releases the connection.
 	Close() error
 }
@@ -37,8 +44,12 @@ type Hypervisor interface {
 // DialFunc connects to the libvirt daemon behind uri.
 type DialFunc func(uri string) (Hypervisor, error)
 
-// DialLibvirt is the DialFunc of the real libvirt.
+// DialLibvirt is the DialFunc of the real libvirt. Its connections deliver events: libvirt's
+// event loop runs before the first one is opened.
 func DialLibvirt(uri string) (Hypervisor, error) {
+	if err := virt.StartEventLoop(); err != nil {
+		return nil, err
+	}
 	c, err := libvirt.NewConnect(uri)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", uri, err)
@@ -46,8 +57,7 @@ func DialLibvirt(uri string) (Hypervisor, error) {
 	return &libvirtHypervisor{conn: c}, nil
 }
 
-// libvirtHypervisor implements Hypervisor with libvirt.org/go/libvirt. The launcher only polls,
-// so it registers no event loop.
+// libvirtHypervisor implements Hypervisor with libvirt.org/go/libvirt.
 type libvirtHypervisor struct {
 	conn *libvirt.Connect
 }
@@ -80,6 +90,17 @@ func (h *libvirtHypervisor) Domains() ([]Domain, error) {
 		return nil, fmt.Errorf("querying domains: %w", errors.Join(errs...))
 	}
 	return out, nil
+}
+
+func (h *libvirtHypervisor) OnLifecycle(fn func()) (func(), error) {
+	id, err := h.conn.DomainEventLifecycleRegister(nil, func(*libvirt.Connect, *libvirt.Domain, *libvirt.DomainEventLifecycle) {
+		fn()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching domain events: %w", err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = h.conn.DomainEventDeregister(id) }) }, nil
 }
 
 func (h *libvirtHypervisor) Shutdown(name string) error {

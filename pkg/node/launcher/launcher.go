@@ -159,8 +159,13 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 	}()
 
 	watch := domainWatch{offGrace: l.opts.OffGrace}
-	tick := time.NewTicker(l.opts.PollInterval)
-	defer tick.Stop()
+	// Libvirt's lifecycle events say when to look at the domains again; a listing every
+	// ResyncInterval covers what they might miss. Without events, the launcher polls.
+	changed := make(chan struct{}, 1)
+	events := subscribe(h, changed, log)
+	defer func() { events.stop() }()
+	next := time.NewTimer(0)
+	defer next.Stop()
 	virtlogdDone := virtlogd.done
 	for {
 		select {
@@ -189,25 +194,67 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 			}
 			log.Info("Terminated", "poweredOff", res.poweredOff, "destroyed", res.destroyed)
 			return nil
-		case <-tick.C:
-			doms, err := h.Domains()
-			if err != nil {
-				if libvirtd.exited() {
-					return libvirtdExited(libvirtd)
-				}
-				log.Info("Listing domains failed, reconnecting", "err", err)
-				if nh, derr := l.dial(l.opts.URI()); derr == nil {
-					_ = h.Close()
-					h = nh
-				}
-				continue
-			}
-			if watch.observe(time.Now(), doms) {
-				log.Info("The domain is gone", "domains", doms)
-				return nil
-			}
+		case <-changed:
+		case <-next.C:
 		}
+		doms, err := h.Domains()
+		if err != nil {
+			if libvirtd.exited() {
+				return libvirtdExited(libvirtd)
+			}
+			log.Info("Listing domains failed, reconnecting", "err", err)
+			if nh, derr := l.dial(l.opts.URI()); derr == nil {
+				events.stop()
+				_ = h.Close()
+				h = nh
+				events = subscribe(h, changed, log)
+			}
+			resetTimer(next, l.opts.PollInterval)
+			continue
+		}
+		if watch.observe(time.Now(), doms) {
+			log.Info("The domain is gone", "domains", doms)
+			return nil
+		}
+		// A shut off domain's grace is timed by polling, as is everything without events.
+		wait := l.opts.ResyncInterval
+		if !events.ok || watch.waiting() {
+			wait = l.opts.PollInterval
+		}
+		resetTimer(next, wait)
 	}
+}
+
+// subscription is the launcher's registration for libvirt's lifecycle events.
+type subscription struct {
+	ok   bool
+	stop func()
+}
+
+// subscribe has h signal changed (without blocking) on every domain lifecycle event. When h
+// cannot deliver events the subscription is not ok and the launcher polls instead.
+func subscribe(h Hypervisor, changed chan<- struct{}, log klog.Logger) subscription {
+	stop, err := h.OnLifecycle(func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a listing is due already
+		}
+	})
+	if err != nil {
+		log.Info("No domain events from libvirt; polling the domains instead", "err", err)
+		return subscription{stop: func() {}}
+	}
+	return subscription{ok: true, stop: stop}
+}
+
+// resetTimer makes t fire after d, whether or not it fired and was drained before.
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
+	}
+	t.Reset(d)
 }
 
 // waitForLibvirtd connects to libvirtd once its socket answers and its QEMU driver lists

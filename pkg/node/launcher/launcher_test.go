@@ -215,7 +215,14 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// set changes a domain (nil: undefines it) and tells the lifecycle listeners, if any.
 func (f *fakeHypervisor) set(name string, g *fakeGuest) {
+	f.setQuietly(name, g)
+	f.emit()
+}
+
+// setQuietly changes a domain without an event.
+func (f *fakeHypervisor) setQuietly(name string, g *fakeGuest) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if g == nil {
@@ -223,6 +230,70 @@ func (f *fakeHypervisor) set(name string, g *fakeGuest) {
 		return
 	}
 	f.guests[name] = g
+}
+
+// With libvirt's lifecycle events the launcher lists its domains when an event comes (and
+// every ResyncInterval), not every PollInterval; it still polls while a shut off domain's grace
+// runs.
+func TestRunFollowsLifecycleEvents(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// end makes the domain gone; Run must not return before it.
+		end func(h *fakeHypervisor)
+	}{{
+		name: "undefined",
+		end:  func(h *fakeHypervisor) { h.set("ns_vm", nil) },
+	}, {
+		name: "shut off for the grace",
+		end:  func(h *fakeHypervisor) { h.set("ns_vm", &fakeGuest{active: false}) },
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := shortTempDir(t)
+			h := newFakeHypervisor(map[string]*fakeGuest{})
+			h.events = true
+			opts := testOptions(t, dir, "exec sleep 60")
+			opts.ResyncInterval = time.Hour
+			l, err := New(opts, func(string) (Hypervisor, error) { return h, nil }, klog.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() { errc <- l.Run(ctx) }()
+			if !waitFor(5*time.Second, func() bool { return h.listening() == 1 }) {
+				t.Fatal("the launcher did not subscribe to lifecycle events")
+			}
+			seen := h.listings()
+			h.set("ns_vm", &fakeGuest{active: true})
+			if !waitFor(5*time.Second, func() bool { return h.listings() > seen }) {
+				t.Fatal("the launcher did not list the domains after the event")
+			}
+
+			// Undefined without an event: a launcher polling every PollInterval (20 ms) would
+			// notice; this one waits for an event or the resync.
+			h.setQuietly("ns_vm", nil)
+			select {
+			case err := <-errc:
+				t.Fatalf("Run returned without an event (%v): the launcher still polls", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+
+			h.set("ns_vm", &fakeGuest{active: true})
+			tt.end(h)
+			select {
+			case err := <-errc:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run did not return after the event")
+			}
+			if n := h.listening(); n != 0 {
+				t.Errorf("%d lifecycle listeners left registered", n)
+			}
+		})
+	}
 }
 
 func fileExists(path string) bool {

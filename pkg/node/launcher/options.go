@@ -22,8 +22,11 @@ const (
 	// DefaultOffGrace is how long a domain may stay shut off before the launcher considers it
 	// gone: the node agent may start it again right away (e.g. a reset).
 	DefaultOffGrace = 2 * time.Second
-	// DefaultPollInterval is how often the launcher lists its domains.
+	// DefaultPollInterval is how often the launcher lists its domains when libvirt's events
+	// cannot tell it of changes, and while the domains stay shut off (OffGrace).
 	DefaultPollInterval = 500 * time.Millisecond
+	// DefaultResyncInterval is how often it lists them anyway while events tell it of changes.
+	DefaultResyncInterval = 10 * time.Second
 	// DefaultStartTimeout bounds the wait for libvirtd's socket to answer.
 	DefaultStartTimeout = 2 * time.Minute
 	// DefaultDaemonStopTimeout is how long a daemon gets to exit on SIGTERM before SIGKILL.
@@ -61,8 +64,9 @@ type Options struct {
 	ConfigDisks      ConfigDisks
 	// DisksDir is the disks volume.
 	DisksDir string
-	// OffGrace, PollInterval, StartTimeout and DaemonStopTimeout tune the timing (defaults above).
-	OffGrace, PollInterval, StartTimeout, DaemonStopTimeout time.Duration
+	// OffGrace, PollInterval, ResyncInterval, StartTimeout and DaemonStopTimeout tune the
+	// timing (defaults above).
+	OffGrace, PollInterval, ResyncInterval, StartTimeout, DaemonStopTimeout time.Duration
 	// ResolvConf is the pod's resolver configuration, whose name servers and search domains
 	// the guest gets by DHCP.
 	ResolvConf string
@@ -99,6 +103,7 @@ func (o *Options) Complete() {
 	setString(&o.ResolvConf, DefaultResolvConf)
 	setDuration(&o.OffGrace, DefaultOffGrace)
 	setDuration(&o.PollInterval, DefaultPollInterval)
+	setDuration(&o.ResyncInterval, DefaultResyncInterval)
 	setDuration(&o.StartTimeout, DefaultStartTimeout)
 	setDuration(&o.DaemonStopTimeout, DefaultDaemonStopTimeout)
 }

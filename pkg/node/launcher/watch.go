@@ -19,6 +19,10 @@ type domainWatch struct {
 	offSince time.Time
 }
 
+// waiting tells whether every domain has been seen shut off and the launcher waits for the
+// grace to pass: only a listing after it can end the launcher, so it lists them by polling.
+func (w *domainWatch) waiting() bool { return !w.offSince.IsZero() }
+
 // observe records one listing taken at now and reports whether the launcher is done.
 func (w *domainWatch) observe(now time.Time, domains []Domain) bool {
 	for _, d := range domains {

@@ -14,10 +14,11 @@ var eventLoop struct {
 	err  error
 }
 
-// startEventLoop registers libvirt's default event loop implementation and
-// runs it on a goroutine for the life of the process. It must happen before
-// the first connection is opened, or that connection delivers no events.
-func startEventLoop() error {
+// StartEventLoop registers libvirt's default event loop implementation and
+// runs it on a goroutine for the life of the process (once, however often it
+// is called). It must happen before the first connection is opened, or that
+// connection delivers no events.
+func StartEventLoop() error {
 	eventLoop.once.Do(func() {
 		if err := libvirt.EventRegisterDefaultImpl(); err != nil {
 			eventLoop.err = fmt.Errorf("registering the libvirt event loop: %w", err)
@@ -49,7 +50,7 @@ func Dial(socketPath string) (Conn, error) {
 
 // DialURI opens any libvirt URI (tests use "test:///default").
 func DialURI(uri string) (Conn, error) {
-	if err := startEventLoop(); err != nil {
+	if err := StartEventLoop(); err != nil {
 		return nil, err
 	}
 	c, err := libvirt.NewConnect(uri)
