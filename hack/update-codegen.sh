@@ -26,7 +26,14 @@ cd "${ROOT}"
 export GOBIN="${REPO_ROOT}/_output/tools/bin"
 mkdir -p "${GOBIN}"
 
+# `go list -m` names the module's directory only once it is in the module cache: on a fresh
+# machine nothing has downloaded it yet.
+go mod download k8s.io/code-generator
 CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"
+if [[ -z ${CODEGEN_PKG} || ! -f ${CODEGEN_PKG}/kube_codegen.sh ]]; then
+	echo "update-codegen: k8s.io/code-generator is not in the module cache (${CODEGEN_PKG:-no directory})" >&2
+	exit 1
+fi
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
 # openapi-gen must never write into the (read-only) module cache.
