@@ -26,24 +26,7 @@ import (
 func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Stop()
-
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
-	cfg.Transport.ServerList = []string{etcd.ClientURL()}
-	const prefix = "/kubevirt.io/virtualmachines/"
-	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
-		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
-		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
-		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
-		storage.DefaultNamespaceScopedAttr, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer destroy()
+	s := sharingVMStorage(ctx, t)
 
 	for _, name := range []string{"vm-a", "vm-b"} {
 		vm := shapedVM(name, "1Gi")
@@ -93,24 +76,7 @@ func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Stop()
-
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
-	cfg.Transport.ServerList = []string{etcd.ClientURL()}
-	const prefix = "/kubevirt.io/virtualmachines/"
-	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
-		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
-		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
-		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
-		storage.DefaultNamespaceScopedAttr, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer destroy()
+	s := sharingVMStorage(ctx, t)
 
 	const key = prefix + "ns/vm-a"
 	created := &kubevirtv1.VirtualMachine{}
@@ -135,7 +101,7 @@ func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 	before := cachedAt(created.ResourceVersion)
 
 	updated := &kubevirtv1.VirtualMachine{}
-	err = s.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	err := s.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		vm := in.(*kubevirtv1.VirtualMachine).DeepCopy()
 		vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusStopped
 		return vm, nil, nil
@@ -157,6 +123,32 @@ func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 	if got.Spec.Template == after.Spec.Template {
 		t.Error("a VM read from etcd shares its spec with the cache's VM")
 	}
+}
+
+// prefix is where sharingVMStorage keeps VMs.
+const prefix = "/kubevirt.io/virtualmachines/"
+
+// sharingVMStorage is the VMs' storage with the sharing watch cache, on a fresh embedded etcd;
+// both end with the test.
+func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
+	t.Helper()
+	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg.Transport.ServerList = []string{etcd.ClientURL()}
+	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
+		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
+		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
+		storage.DefaultNamespaceScopedAttr, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(destroy)
+	return s
 }
 
 func sameMap(a, b any) bool {

@@ -63,6 +63,20 @@ func testOptions(t *testing.T, dir, libvirtdBody string) Options {
 	}
 }
 
+// startLauncher runs a launcher with opts and dial; Run's result arrives on errc, cancel is its
+// SIGTERM.
+func startLauncher(t *testing.T, opts Options, dial DialFunc) (errc <-chan error, cancel context.CancelFunc) {
+	t.Helper()
+	l, err := New(opts, dial, klog.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := make(chan error, 1)
+	go func() { c <- l.Run(ctx) }()
+	return c, cancel
+}
+
 func TestRun(t *testing.T) {
 	boom := errors.New("unreachable")
 	tests := []struct {
@@ -162,14 +176,8 @@ func TestRun(t *testing.T) {
 				}
 				return h, nil
 			}
-			l, err := New(opts, dial, klog.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
+			errc, cancel := startLauncher(t, opts, dial)
 			defer cancel()
-			errc := make(chan error, 1)
-			go func() { errc <- l.Run(ctx) }()
 
 			ready := false
 			if tt.wantReady {
@@ -253,14 +261,8 @@ func TestRunFollowsLifecycleEvents(t *testing.T) {
 			h.events = true
 			opts := testOptions(t, dir, "exec sleep 60")
 			opts.ResyncInterval = time.Hour
-			l, err := New(opts, func(string) (Hypervisor, error) { return h, nil }, klog.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
+			errc, cancel := startLauncher(t, opts, func(string) (Hypervisor, error) { return h, nil })
 			defer cancel()
-			errc := make(chan error, 1)
-			go func() { errc <- l.Run(ctx) }()
 			if !waitFor(5*time.Second, func() bool { return h.listening() == 1 }) {
 				t.Fatal("the launcher did not subscribe to lifecycle events")
 			}
