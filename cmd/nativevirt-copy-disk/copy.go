@@ -81,9 +81,10 @@ func copyFile(from, dest string, mode os.FileMode) (copyStats, error) {
 	if err == nil {
 		err = tmp.Chmod(mode)
 	}
-	if err == nil {
-		err = tmp.Sync()
-	}
+	// Not synced: the copy lives in the pod's emptyDir and dies with the pod, so a crash
+	// leaves nothing that would be read again, and QEMU (its reads and writes, O_DIRECT or not)
+	// sees the page cache. An fsync of the image would only delay the start, and during a
+	// burst queue before the etcd servers' own fsyncs on the same disk.
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
