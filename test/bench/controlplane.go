@@ -36,6 +36,8 @@ type ControlPlaneConfig struct {
 	// SingleStarts is how many times one VM is started alone on the warm node (one after the
 	// other, the machine settled in between) for the p50 of a single start.
 	SingleStarts int
+	// PausedBurst also starts the RunningBurst with the guests paused (a row without target).
+	PausedBurst bool
 }
 
 // phaseRank orders the VMI phases a start goes through.
@@ -137,6 +139,9 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		// take most of the machine's CPU (with KVM a boot costs a fraction of it). What is left
 		// is NativeVirt's, the kubelet's and the container runtime's.
 		{fmt.Sprintf("create → Running, burst of %d, guests paused", cfg.RunningBurst), cfg.RunningBurst, "Running", "", 1, true},
+	}
+	if !cfg.PausedBurst {
+		names = names[:len(names)-1]
 	}
 	ctrlOK, why := e.controllerReady(ctx)
 	handlerOK, whyHandler := e.handlerReady(ctx)

@@ -35,7 +35,7 @@ var (
 		api:        bench.APIPathConfig{Clients: []int{1, 16}, Creates: 500, Gets: 2000, Lists: 40, WatchEvents: 300, Rounds: 5},
 		scaleFresh: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
 		scale:      bench.ScaleConfig{VMs: 2000, Namespaces: 20, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
-		cp:         bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20, SingleStarts: 5},
+		cp:         bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20, SingleStarts: 5, PausedBurst: true},
 	}
 	quick = sizes{
 		api:        bench.APIPathConfig{Clients: []int{1, 16}, Creates: 60, Gets: 300, Lists: 6, WatchEvents: 60, Rounds: 2},
