@@ -16,16 +16,18 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// SharingWatchCaches returns getter with the watch cache of every resource that has one built so
-// that the objects entering the cache share their specs' repeated maps (sharedspecs.go). cached
-// says whether a resource has a watch cache (the --watch-cache and --watch-cache-sizes flags).
-func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error)) generic.RESTOptionsGetter {
-	return sharingOptions{getter, cached}
+// SharingWatchCaches returns getter with every resource's storage built by raw, and the watch
+// cache of every resource that has one built so that the objects entering the cache share their
+// specs' repeated maps (sharedspecs.go). cached says whether a resource has a watch cache (the
+// --watch-cache and --watch-cache-sizes flags).
+func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error), raw RawStorageFunc) generic.RESTOptionsGetter {
+	return sharingOptions{getter, cached, raw}
 }
 
 type sharingOptions struct {
 	generic.RESTOptionsGetter
 	cached func(schema.GroupResource) (bool, error)
+	raw    RawStorageFunc
 }
 
 func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
@@ -37,8 +39,19 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	if err != nil {
 		return opts, err
 	}
+	raw := o.raw
 	if cached {
-		opts.Decorator = storageWithSharingCacher
+		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+			newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
+		) (storage.Interface, factory.DestroyFunc, error) {
+			return storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
+		}
+	} else {
+		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
+		) (storage.Interface, factory.DestroyFunc, error) {
+			return raw(config, newFunc, newListFunc, resourcePrefix)
+		}
 	}
 	return opts, nil
 }
@@ -47,6 +60,7 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 // the cacher is fed through cacheFeed. Requests that bypass the cache (consistent GETs, updates,
 // deletes) use the storage itself, and get objects of their own.
 func storageWithSharingCacher(
+	raw RawStorageFunc,
 	config *storagebackend.ConfigForResource,
 	resourcePrefix string,
 	keyFunc func(obj runtime.Object) (string, error),
@@ -56,7 +70,7 @@ func storageWithSharingCacher(
 	triggerFuncs storage.IndexerFuncs,
 	indexers *cache.Indexers,
 ) (storage.Interface, factory.DestroyFunc, error) {
-	s, destroyStorage, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+	s, destroyStorage, err := raw(config, newFunc, newListFunc, resourcePrefix)
 	if err != nil {
 		return s, destroyStorage, err
 	}

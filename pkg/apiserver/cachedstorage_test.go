@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
@@ -137,9 +139,10 @@ func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
 		t.Fatal(err)
 	}
 	t.Cleanup(etcd.Stop)
+	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
+	t.Cleanup(backend.Stop)
 	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
-	cfg.Transport.ServerList = []string{etcd.ClientURL()}
-	s, destroy, err := storageWithSharingCacher(cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
+	s, destroy, err := storageWithSharingCacher(backend.Storage, cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
 		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
 		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
@@ -172,25 +175,47 @@ func shapedVM(name, memory string) *kubevirtv1.VirtualMachine {
 	}
 }
 
-// The watch cache's resources get the sharing cacher; resources without a cache keep theirs.
+// Every resource's storage is built by the given function; the watch cache's resources get the
+// sharing cacher in front of it, resources without a cache the storage alone.
 func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
-	undecorated := reflect.ValueOf(generic.UndecoratedStorage).Pointer()
+	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
+	t.Cleanup(backend.Stop)
+	built := map[string]int{}
+	raw := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
+		built[config.GroupResource.Resource]++
+		return backend.Storage(config, newFunc, newListFunc, resourcePrefix)
+	}
 	getter := SharingWatchCaches(fixedOptions{}, func(r schema.GroupResource) (bool, error) {
 		if r.Resource == "broken" {
 			return false, fmt.Errorf("bad sizes")
 		}
 		return r.Resource == "virtualmachines", nil
-	})
-	for resource, want := range map[string]uintptr{
-		"virtualmachines":                  reflect.ValueOf(storageWithSharingCacher).Pointer(),
-		"virtualmachineinstancemigrations": undecorated,
-	} {
+	}, raw)
+	for resource, wantCacher := range map[string]bool{"virtualmachines": true, "virtualmachineinstancemigrations": false} {
 		opts, err := getter.GetRESTOptions(kubevirtv1.Resource(resource), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := reflect.ValueOf(opts.Decorator).Pointer(); got != want {
-			t.Errorf("%s: decorated by %v, want %v", resource, got, want)
+		prefix := "/kubevirt.io/" + resource + "/"
+		s, destroy, err := opts.Decorator(opts.StorageConfig, prefix,
+			func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
+			func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+			func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
+			storage.DefaultNamespaceScopedAttr, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(destroy)
+		if _, isCacher := s.(*cacherstorage.CacheDelegator); isCacher != wantCacher {
+			t.Errorf("%s: storage %T, want a watch cache: %v", resource, s, wantCacher)
+		}
+		if built[resource] != 1 {
+			t.Errorf("%s: the given storage function built %d storages, want 1", resource, built[resource])
 		}
 	}
 	if _, err := getter.GetRESTOptions(kubevirtv1.Resource("broken"), nil); err == nil {
@@ -200,8 +225,9 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 
 type fixedOptions struct{}
 
-func (fixedOptions) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.RESTOptions, error) {
-	return generic.RESTOptions{Decorator: generic.UndecoratedStorage}, nil
+func (fixedOptions) GetRESTOptions(r schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	return generic.RESTOptions{StorageConfig: cfg.ForResource(r), Decorator: generic.UndecoratedStorage}, nil
 }
 
 // A stopped feed ends even when nobody reads its events any more, and stops the watch it reads.

@@ -62,6 +62,8 @@ type Options struct {
 	KubeClient kubernetes.Interface
 
 	etcd *embeddedetcd.Server
+	// inProcess builds the storage on the embedded member's in-process client (nil: dialled).
+	inProcess *apiserver.InProcessEtcd
 }
 
 // NewOptions returns the defaults.
@@ -138,8 +140,13 @@ func (o *Options) Complete(ctx context.Context) error {
 	return nil
 }
 
-// Stop releases what Complete started.
-func (o *Options) Stop() { o.etcd.Stop() }
+// Stop releases what Complete and Config started.
+func (o *Options) Stop() {
+	if o.inProcess != nil {
+		o.inProcess.Stop()
+	}
+	o.etcd.Stop()
+}
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
@@ -175,7 +182,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
-	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached)
+	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached, o.rawStorage())
 	if o.Standalone {
 		cfg.Authentication.Authenticator = standaloneAuthenticator()
 		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -185,6 +192,18 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, err
 	}
 	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
+}
+
+// rawStorage is how each resource reaches etcd: the embedded member through its in-process client,
+// external servers (--etcd-servers) as k8s.io/apiserver dials them.
+func (o *Options) rawStorage() apiserver.RawStorageFunc {
+	if o.etcd == nil {
+		return apiserver.DialedStorage
+	}
+	if o.inProcess == nil {
+		o.inProcess = apiserver.NewInProcessEtcd(o.etcd.InProcessClient(), o.etcd.ClientURL(), o.Recommended.Etcd.StorageConfig.CompactionInterval)
+	}
+	return o.inProcess.Storage
 }
 
 // watchCached says whether resource has a watch cache, as the generic etcd options decide it.

@@ -12,9 +12,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"k8s.io/klog/v2"
 )
 
@@ -46,6 +49,9 @@ type Server struct {
 	clientURL string
 	// stopDefrag ends the periodic defragmentation and waits for it (nil: none runs).
 	stopDefrag func()
+
+	clientOnce sync.Once
+	client     *clientv3.Client
 }
 
 // Start launches the member and waits until it serves clients.
@@ -138,6 +144,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // ClientURL is the URL storage clients connect to.
 func (s *Server) ClientURL() string { return s.clientURL }
 
+// InProcessClient is a client of the member whose requests are function calls into it: no gRPC
+// encoding, no loopback connection, no second copy of each watch event in flight. The same client
+// is returned on every call; Stop closes it.
+func (s *Server) InProcessClient() *clientv3.Client {
+	s.clientOnce.Do(func() { s.client = v3client.New(s.etcd.Server) })
+	return s.client
+}
+
 // Stop closes the member; it is safe to call more than once.
 func (s *Server) Stop() {
 	if s == nil || s.etcd == nil {
@@ -145,6 +159,9 @@ func (s *Server) Stop() {
 	}
 	if s.stopDefrag != nil {
 		s.stopDefrag()
+	}
+	if s.client != nil {
+		_ = s.client.Close()
 	}
 	s.etcd.Close()
 	s.etcd = nil
