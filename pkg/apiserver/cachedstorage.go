@@ -19,15 +19,18 @@ import (
 // SharingWatchCaches returns getter with every resource's storage built by raw, and the watch
 // cache of every resource that has one built so that the objects entering the cache share their
 // specs' repeated maps (sharedspecs.go). cached says whether a resource has a watch cache (the
-// --watch-cache and --watch-cache-sizes flags).
-func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error), raw RawStorageFunc) generic.RESTOptionsGetter {
-	return sharingOptions{getter, cached, raw}
+// --watch-cache and --watch-cache-sizes flags). With revisions (nil: none), consistent GETs of
+// a cached resource are served from its cache when it holds the current version
+// (cachedgets.go).
+func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error), raw RawStorageFunc, revisions KeyRevisionFunc) generic.RESTOptionsGetter {
+	return sharingOptions{getter, cached, raw, revisions}
 }
 
 type sharingOptions struct {
 	generic.RESTOptionsGetter
-	cached func(schema.GroupResource) (bool, error)
-	raw    RawStorageFunc
+	cached    func(schema.GroupResource) (bool, error)
+	raw       RawStorageFunc
+	revisions KeyRevisionFunc
 }
 
 func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
@@ -39,12 +42,23 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	if err != nil {
 		return opts, err
 	}
-	raw := o.raw
+	raw, revisions := o.raw, o.revisions
 	if cached {
 		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
 		) (storage.Interface, factory.DestroyFunc, error) {
-			return storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
+			s, destroy, err := storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
+			if err != nil || revisions == nil {
+				return s, destroy, err
+			}
+			served, err := newCurrentFromCache(s, config, newFunc, func(ctx context.Context, key string) (int64, error) {
+				return revisions(ctx, config, resourcePrefix, key)
+			})
+			if err != nil {
+				destroy()
+				return nil, nil, err
+			}
+			return served, destroy, nil
 		}
 	} else {
 		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),

@@ -195,7 +195,7 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 			return false, fmt.Errorf("bad sizes")
 		}
 		return r.Resource == "virtualmachines", nil
-	}, raw)
+	}, raw, nil)
 	for resource, wantCacher := range map[string]bool{"virtualmachines": true, "virtualmachineinstancemigrations": false} {
 		opts, err := getter.GetRESTOptions(kubevirtv1.Resource(resource), nil)
 		if err != nil {

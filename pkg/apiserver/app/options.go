@@ -182,7 +182,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
-	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached, o.rawStorage())
+	raw, revisions := o.storageBackend()
+	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached, raw, revisions)
 	if o.Standalone {
 		cfg.Authentication.Authenticator = standaloneAuthenticator()
 		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -194,16 +195,17 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
 }
 
-// rawStorage is how each resource reaches etcd: the embedded member through its in-process client,
+// storageBackend is how each resource reaches etcd: the embedded member through its in-process
+// client, whose keys' revisions also let consistent GETs be served from the watch caches;
 // external servers (--etcd-servers) as k8s.io/apiserver dials them.
-func (o *Options) rawStorage() apiserver.RawStorageFunc {
+func (o *Options) storageBackend() (apiserver.RawStorageFunc, apiserver.KeyRevisionFunc) {
 	if o.etcd == nil {
-		return apiserver.DialedStorage
+		return apiserver.DialedStorage, nil
 	}
 	if o.inProcess == nil {
 		o.inProcess = apiserver.NewInProcessEtcd(o.etcd.InProcessClient(), o.etcd.ClientURL(), o.Recommended.Etcd.StorageConfig.CompactionInterval)
 	}
-	return o.inProcess.Storage
+	return o.inProcess.Storage, o.inProcess.KeyRevision
 }
 
 // watchCached says whether resource has a watch cache, as the generic etcd options decide it.
