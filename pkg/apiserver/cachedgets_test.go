@@ -43,15 +43,7 @@ func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 		s, destroy, err := f.backend.Storage(config, newFunc, newListFunc, resourcePrefix)
 		return countingGets{s, f.etcdGets}, destroy, err
 	}
-	s, destroy, err := storageWithSharingCacher(counting, f.config, prefix,
-		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
-		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
-		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
-		storage.DefaultNamespaceScopedAttr, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(destroy)
+	s := vmStorage(t, sharingCacher(counting), f.config, prefix)
 	f.cached = s
 	return f
 }
@@ -65,6 +57,17 @@ func (f cachedGetsFixture) served(t *testing.T, revision KeyRevisionFunc) storag
 		t.Fatal(err)
 	}
 	return s
+}
+
+// createCached creates a VM at key through s and waits until the watch cache holds it.
+func (f cachedGetsFixture) createCached(ctx context.Context, t *testing.T, s storage.Interface, key string) kubevirtv1.VirtualMachine {
+	t.Helper()
+	var created kubevirtv1.VirtualMachine
+	if err := s.Create(ctx, key, shapedVM("vm-a", "1Gi"), &created, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCached(ctx, t, key, created.ResourceVersion)
+	return created
 }
 
 // waitCached waits until the watch cache holds key at version rv.
@@ -126,11 +129,7 @@ func TestConsistentGetServedFromCurrentCache(t *testing.T) {
 	f := newCachedGetsFixture(t)
 	s := f.served(t, f.backend.KeyRevision)
 	key := prefix + "ns/vm-a"
-	var created kubevirtv1.VirtualMachine
-	if err := s.Create(ctx, key, shapedVM("vm-a", "1Gi"), &created, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.waitCached(ctx, t, key, created.ResourceVersion)
+	created := f.createCached(ctx, t, s, key)
 
 	before := f.etcdGets.Load()
 	var got kubevirtv1.VirtualMachine
@@ -160,11 +159,7 @@ func TestConsistentGetReadsEtcdWhenCacheIsBehind(t *testing.T) {
 	defer cancel()
 	f := newCachedGetsFixture(t)
 	key := prefix + "ns/vm-a"
-	var created kubevirtv1.VirtualMachine
-	if err := f.cached.Create(ctx, key, shapedVM("vm-a", "1Gi"), &created, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.waitCached(ctx, t, key, created.ResourceVersion)
+	created := f.createCached(ctx, t, f.cached, key)
 	// etcd says a later write exists that the cache has not seen.
 	ahead := f.served(t, func(ctx context.Context, c *storagebackend.ConfigForResource, p, k string) (int64, error) {
 		rev, err := f.backend.KeyRevision(ctx, c, p, k)

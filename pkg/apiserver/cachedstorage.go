@@ -43,36 +43,45 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 		return opts, err
 	}
 	raw, revisions := o.raw, o.revisions
-	if cached {
-		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-			newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
-		) (storage.Interface, factory.DestroyFunc, error) {
-			s, destroy, err := storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
-			if err != nil || revisions == nil {
-				return s, destroy, err
-			}
-			served, err := newCurrentFromCache(s, config, newFunc, func(ctx context.Context, key string) (int64, error) {
-				return revisions(ctx, config, resourcePrefix, key)
-			})
-			if err != nil {
-				destroy()
-				return nil, nil, err
-			}
-			return served, destroy, nil
-		}
-	} else {
+	if !cached {
 		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
 		) (storage.Interface, factory.DestroyFunc, error) {
 			return raw(config, newFunc, newListFunc, resourcePrefix)
 		}
+		return opts, nil
+	}
+	sharing := sharingCacher(raw)
+	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := sharing(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
+		if err != nil || revisions == nil {
+			return s, destroy, err
+		}
+		served, err := newCurrentFromCache(s, config, newFunc, func(ctx context.Context, key string) (int64, error) {
+			return revisions(ctx, config, resourcePrefix, key)
+		})
+		if err != nil {
+			destroy()
+			return nil, nil, err
+		}
+		return served, destroy, nil
 	}
 	return opts, nil
 }
 
-// storageWithSharingCacher is k8s.io/apiserver's registry.StorageWithCacher with one difference:
-// the cacher is fed through cacheFeed. Requests that bypass the cache (consistent GETs, updates,
+// sharingCacher is k8s.io/apiserver's registry.StorageWithCacher on raw with one difference: the
+// cacher is fed through cacheFeed. Requests that bypass the cache (consistent GETs, updates,
 // deletes) use the storage itself, and get objects of their own.
+func sharingCacher(raw RawStorageFunc) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		return storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
+	}
+}
+
 func storageWithSharingCacher(
 	raw RawStorageFunc,
 	config *storagebackend.ConfigForResource,

@@ -142,7 +142,13 @@ func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
 	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
 	t.Cleanup(backend.Stop)
 	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
-	s, destroy, err := storageWithSharingCacher(backend.Storage, cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix,
+	return vmStorage(t, sharingCacher(backend.Storage), cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix)
+}
+
+// vmStorage is the VMs' storage under prefix as decorate builds it; it ends with the test.
+func vmStorage(t *testing.T, decorate generic.StorageDecorator, config *storagebackend.ConfigForResource, prefix string) storage.Interface {
+	t.Helper()
+	s, destroy, err := decorate(config, prefix,
 		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
 		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
@@ -201,16 +207,7 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := "/kubevirt.io/" + resource + "/"
-		s, destroy, err := opts.Decorator(opts.StorageConfig, prefix,
-			func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
-			func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
-			func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
-			storage.DefaultNamespaceScopedAttr, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(destroy)
+		s := vmStorage(t, opts.Decorator, opts.StorageConfig, "/kubevirt.io/"+resource+"/")
 		if _, isCacher := s.(*cacherstorage.CacheDelegator); isCacher != wantCacher {
 			t.Errorf("%s: storage %T, want a watch cache: %v", resource, s, wantCacher)
 		}
