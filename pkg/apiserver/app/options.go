@@ -26,6 +26,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/authn"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
@@ -181,6 +182,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	apiserver.SetOpenAPI(cfg)
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
+	}
+	if rh := cfg.Authentication.RequestHeaderConfig; rh != nil && cfg.Authentication.Authenticator != nil {
+		// kube-apiserver's front-proxy certificate: verified once a minute, not on every request.
+		cfg.Authentication.Authenticator = authn.WithVerifiedFrontProxies(cfg.Authentication.Authenticator, rh)
 	}
 	raw, revisions := o.storageBackend()
 	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached, raw, revisions)
