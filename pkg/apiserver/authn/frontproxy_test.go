@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -24,18 +25,22 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// testCA signs client certificates.
+// testCA signs client certificates with keys of its kind.
 type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
+	cert   *x509.Certificate
+	key    crypto.Signer
+	pool   *x509.CertPool
+	newKey func() (crypto.Signer, error)
 }
 
-func newTestCA(t *testing.T, name string) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// ecdsaKey is the tests' key: quick to generate.
+func ecdsaKey() (crypto.Signer, error) { return ecdsa.GenerateKey(elliptic.P256(), rand.Reader) }
+
+func newTestCA(tb testing.TB, name string, newKey func() (crypto.Signer, error)) testCA {
+	tb.Helper()
+	key, err := newKey()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -46,41 +51,38 @@ func newTestCA(t *testing.T, name string) testCA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := createCert(tb, tmpl, tmpl, key.Public(), key)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	return testCA{cert: cert, key: key, pool: pool}
+	return testCA{cert: cert, key: key, pool: pool, newKey: newKey}
 }
 
 // client issues a client certificate for cn, valid until notAfter.
-func (ca testCA) client(t *testing.T, cn string, notAfter time.Time) *x509.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+func (ca testCA) client(tb testing.TB, cn string, notAfter time.Time) *x509.Certificate {
+	tb.Helper()
+	key, err := ca.newKey()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
+	return createCert(tb, &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()),
 		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     notAfter,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	}, ca.cert, key.Public(), ca.key)
+}
+
+func createCert(tb testing.TB, tmpl, parent *x509.Certificate, pub crypto.PublicKey, signer crypto.Signer) *x509.Certificate {
+	tb.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return cert
 }
@@ -162,7 +164,7 @@ func (f *fixture) authenticate(t *testing.T, req *http.Request) (user.Info, bool
 }
 
 func TestVerifiedFrontProxyIsVerifiedOnce(t *testing.T) {
-	ca := newTestCA(t, "front-proxy-ca")
+	ca := newTestCA(t, "front-proxy-ca", ecdsaKey)
 	f := newFixture(t, ca)
 	cert := ca.client(t, frontProxyName, time.Now().Add(12*time.Hour))
 
@@ -191,8 +193,8 @@ func TestVerifiedFrontProxyIsVerifiedOnce(t *testing.T) {
 }
 
 func TestFrontProxyCacheLeavesTheRestToItsDelegate(t *testing.T) {
-	ca := newTestCA(t, "front-proxy-ca")
-	other := newTestCA(t, "client-ca")
+	ca := newTestCA(t, "front-proxy-ca", ecdsaKey)
+	other := newTestCA(t, "client-ca", ecdsaKey)
 	expiresSoon := time.Now().Add(30 * time.Second)
 	tests := []struct {
 		name string
@@ -236,6 +238,28 @@ func withCert(req func(*x509.Certificate) *http.Request, cert *x509.Certificate)
 	return func() *http.Request { return req(cert) }
 }
 
+func TestFrontProxyCacheFollowsANewCABundle(t *testing.T) {
+	oldCA, newCA := newTestCA(t, "front-proxy-ca", ecdsaKey), newTestCA(t, "front-proxy-ca-2", ecdsaKey)
+	f := newFixture(t, oldCA)
+	oldCert := oldCA.client(t, frontProxyName, time.Now().Add(time.Hour))
+	if _, ok := f.authenticate(t, proxied(oldCert)); !ok {
+		t.Fatal("not authenticated with the first bundle")
+	}
+
+	f.ca.use(newCA.pool)
+	if u, ok := f.authenticate(t, proxied(oldCert)); ok {
+		t.Fatalf("a certificate of the replaced CA was still accepted (as %v)", u)
+	}
+	if _, ok := f.authenticate(t, proxied(newCA.client(t, frontProxyName, time.Now().Add(time.Hour)))); !ok {
+		t.Fatal("a certificate of the new CA was not accepted")
+	}
+
+	f.ca.opts.Store(nil) // no bundle at all: nothing is a front proxy
+	if u, ok := f.authenticate(t, proxied(oldCert)); ok {
+		t.Fatalf("accepted as %v without a CA bundle", u)
+	}
+}
+
 // recordingDelegate stands for the server's own authenticator.
 type recordingDelegate struct{ calls int }
 
@@ -245,7 +269,7 @@ func (d *recordingDelegate) AuthenticateRequest(*http.Request) (*authenticator.R
 }
 
 func TestWithVerifiedFrontProxies(t *testing.T) {
-	ca := newTestCA(t, "front-proxy-ca")
+	ca := newTestCA(t, "front-proxy-ca", ecdsaKey)
 	provider, err := dynamiccertificates.NewStaticCAContent("front-proxy-ca", pemOf(ca.cert))
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +288,7 @@ func TestWithVerifiedFrontProxies(t *testing.T) {
 		t.Errorf("the delegate was asked %d times for a verified front proxy", delegate.calls)
 	}
 
-	other := newTestCA(t, "client-ca")
+	other := newTestCA(t, "client-ca", ecdsaKey)
 	_, ok, err = a.AuthenticateRequest(proxied(other.client(t, frontProxyName, time.Now().Add(time.Hour))))
 	if ok || err == nil || delegate.calls != 1 {
 		t.Errorf("another CA's certificate: ok=%v err=%v delegate calls %d; want the delegate's error", ok, err, delegate.calls)
