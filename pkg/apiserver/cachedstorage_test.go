@@ -134,6 +134,12 @@ const prefix = "/kubevirt.io/virtualmachines/"
 // both end with the test.
 func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
 	t.Helper()
+	return sharingVMStorageWith(ctx, t, StorageCodec(kubevirtv1.SchemeGroupVersion))
+}
+
+// sharingVMStorageWith is sharingVMStorage storing with codec.
+func sharingVMStorageWith(ctx context.Context, t *testing.T, codec runtime.Codec) storage.Interface {
+	t.Helper()
 	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +147,7 @@ func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
 	t.Cleanup(etcd.Stop)
 	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
 	t.Cleanup(backend.Stop)
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg := storagebackend.NewDefaultConfig("/registry", codec)
 	return vmStorage(t, sharingCacher(backend.Storage), cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix)
 }
 
