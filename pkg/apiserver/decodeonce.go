@@ -34,6 +34,7 @@ type decodedOnce struct {
 	memo *writeMemo
 }
 
+// decodingWritesOnce wraps c so that each write it encodes is parsed once (see above).
 func decodingWritesOnce(c runtime.Codec) runtime.Codec {
 	return decodedOnce{Codec: c, memo: newWriteMemo(writeMemoSize)}
 }
