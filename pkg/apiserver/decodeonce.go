@@ -65,7 +65,7 @@ func (c decodedOnce) Decode(data []byte, defaults *schema.GroupVersionKind, into
 	first, wait := c.memo.claim(e)
 	if !first {
 		<-wait
-		if obj, gvk, ok := c.memo.take(e, data); ok {
+		if obj, gvk, ok := c.memo.take(e); ok {
 			if out, ok := handOut(obj, gvk, into); ok {
 				return out, &gvk, nil
 			}
@@ -77,7 +77,7 @@ func (c decodedOnce) Decode(data []byte, defaults *schema.GroupVersionKind, into
 	if err == nil && gvk != nil {
 		copied := obj.DeepCopyObject()
 		internMetadata(copied)
-		c.memo.keep(e, data, copied, *gvk)
+		c.memo.keep(e, copied, *gvk)
 	}
 	return obj, gvk, err
 }
@@ -162,11 +162,11 @@ func (m *writeMemo) decoded(e *memoEntry) {
 	close(e.decoding)
 }
 
-// take hands out the decoded copy e holds, once, and forgets e.
-func (m *writeMemo) take(e *memoEntry, data []byte) (runtime.Object, schema.GroupVersionKind, bool) {
+// take hands out the decoded copy e holds, once, and forgets e. (lookup compared e's bytes.)
+func (m *writeMemo) take(e *memoEntry) (runtime.Object, schema.GroupVersionKind, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e.obj == nil || !bytes.Equal(e.data, data) {
+	if e.obj == nil {
 		return nil, schema.GroupVersionKind{}, false
 	}
 	obj, gvk := e.obj, e.gvk
@@ -177,11 +177,9 @@ func (m *writeMemo) take(e *memoEntry, data []byte) (runtime.Object, schema.Grou
 	return obj, gvk, true
 }
 
-// keep stores the first decode's copy in e, unless another decode got there first.
-func (m *writeMemo) keep(e *memoEntry, data []byte, obj runtime.Object, gvk schema.GroupVersionKind) {
+// keep stores the first decode's copy in e (claim makes exactly one decode the first).
+func (m *writeMemo) keep(e *memoEntry, obj runtime.Object, gvk schema.GroupVersionKind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e.obj == nil && m.byHash[e.hash] == e && bytes.Equal(e.data, data) {
-		e.obj, e.gvk = obj, gvk
-	}
+	e.obj, e.gvk = obj, gvk
 }
