@@ -23,8 +23,9 @@ type cachedGetsFixture struct {
 	cached  storage.Interface // the cache delegator
 	backend *InProcessEtcd
 	config  *storagebackend.ConfigForResource
-	// etcdGets counts the consistent GETs that reached etcd's storage.
-	etcdGets *atomic.Int32
+	// etcdGets counts the consistent GETs that reached etcd's storage, storageGets every GET that
+	// reached it (a cache that is not ready yet sends its GETs there too).
+	etcdGets, storageGets *atomic.Int32
 }
 
 func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
@@ -34,14 +35,14 @@ func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(etcd.Stop)
-	f := cachedGetsFixture{backend: NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0), etcdGets: &atomic.Int32{}}
+	f := cachedGetsFixture{backend: NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0), etcdGets: &atomic.Int32{}, storageGets: &atomic.Int32{}}
 	t.Cleanup(f.backend.Stop)
 	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(StorageVersions))
 	cfg.EncodeVersioner = StorageVersions
 	f.config = cfg.ForResource(kubevirtv1.Resource("virtualmachines"))
 	counting := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
 		s, destroy, err := f.backend.Storage(config, newFunc, newListFunc, resourcePrefix)
-		return countingGets{s, f.etcdGets}, destroy, err
+		return countingGets{s, f.etcdGets, f.storageGets}, destroy, err
 	}
 	s := vmStorage(t, sharingCacher(counting), f.config, prefix)
 	f.cached = s
@@ -70,12 +71,15 @@ func (f cachedGetsFixture) createCached(ctx context.Context, t *testing.T, s sto
 	return created
 }
 
-// waitCached waits until the watch cache holds key at version rv.
+// waitCached waits until the watch cache holds key at version rv: a GET at any version answers
+// rv without reaching etcd (until the cache is ready, such GETs read etcd).
 func (f cachedGetsFixture) waitCached(ctx context.Context, t *testing.T, key, rv string) {
 	t.Helper()
 	for {
 		var vm kubevirtv1.VirtualMachine
-		if err := f.cached.Get(ctx, key, storage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, &vm); err == nil && vm.ResourceVersion == rv {
+		before := f.storageGets.Load()
+		err := f.cached.Get(ctx, key, storage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, &vm)
+		if err == nil && vm.ResourceVersion == rv && f.storageGets.Load() == before {
 			return
 		}
 		select {
@@ -86,14 +90,16 @@ func (f cachedGetsFixture) waitCached(ctx context.Context, t *testing.T, key, rv
 	}
 }
 
+// countingGets counts the GETs it serves: consistent ones in consistent, all in all.
 type countingGets struct {
 	storage.Interface
-	n *atomic.Int32
+	consistent, all *atomic.Int32
 }
 
 func (c countingGets) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+	c.all.Add(1)
 	if opts.ResourceVersion == "" {
-		c.n.Add(1)
+		c.consistent.Add(1)
 	}
 	return c.Interface.Get(ctx, key, opts, out)
 }
