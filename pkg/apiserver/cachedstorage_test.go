@@ -37,12 +37,14 @@ func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 		}
 	}
 
-	// A list at resourceVersion 0 is served by the cache once it is ready and has both.
+	// A list at resourceVersion 0 is served by the cache once it is ready (before the list: a
+	// cache that is not ready sends the list to etcd) and has both.
 	var cached kubevirtv1.VirtualMachineList
 	for {
 		cached = kubevirtv1.VirtualMachineList{}
+		ready := s.ReadinessCheck() == nil
 		err := s.GetList(ctx, prefix+"ns", storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything, Recursive: true}, &cached)
-		if err == nil && s.ReadinessCheck() == nil && len(cached.Items) == 2 {
+		if err == nil && ready && len(cached.Items) == 2 {
 			break
 		}
 		if ctx.Err() != nil {
