@@ -127,7 +127,7 @@ func kubevirtGroupInfo() genericapiserver.APIGroupInfo {
 // in its pool.
 func groupInfo(name string) genericapiserver.APIGroupInfo {
 	group := genericapiserver.NewDefaultAPIGroupInfo(name, Scheme, metav1.ParameterCodec, Codecs)
-	group.NegotiatedSerializer = jsonAndYAMLOnly{group.NegotiatedSerializer}
+	group.NegotiatedSerializer = onlyJSONAndYAML(group.NegotiatedSerializer)
 	return group
 }
 

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,25 @@ func TestGroupStreamsListsToTheResponse(t *testing.T) {
 	list.APIVersion, list.Kind = kubevirtv1.SchemeGroupVersion.String(), "VirtualMachineList"
 	if d := cmp.Diff(list, got); d != "" {
 		t.Errorf("written list differs (-want +got):\n%s", d)
+	}
+}
+
+// The group advertises JSON and YAML, each with the wrapped factory's serializers, and nothing
+// else (no protobuf, which its types cannot encode).
+func TestGroupServesJSONAndYAMLOnly(t *testing.T) {
+	group := kubevirtGroupInfo()
+	var types []string
+	for _, info := range group.NegotiatedSerializer.SupportedMediaTypes() {
+		types = append(types, info.MediaType)
+		if info.Serializer == nil {
+			t.Errorf("%s has no serializer", info.MediaType)
+		}
+	}
+	if want := []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML}; !slices.Equal(types, want) {
+		t.Errorf("media types %v, want %v", types, want)
+	}
+	json, _ := runtime.SerializerInfoForMediaType(group.NegotiatedSerializer.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if json.StreamSerializer == nil {
+		t.Error("JSON has no stream serializer: watches could not be served")
 	}
 }

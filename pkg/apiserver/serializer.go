@@ -11,18 +11,27 @@ import (
 // instead of falling back to JSON. Advertising only what we can encode makes negotiation pick JSON.
 type jsonAndYAMLOnly struct {
 	runtime.NegotiatedSerializer
+	// mediaTypes is the wrapped factory's JSON and YAML serializers, chosen once: every request
+	// negotiates its media types, several times.
+	mediaTypes []runtime.SerializerInfo
 }
 
 var _ runtime.NegotiatedSerializer = jsonAndYAMLOnly{}
 
-// SupportedMediaTypes returns the JSON and YAML serializers of the wrapped factory.
-func (s jsonAndYAMLOnly) SupportedMediaTypes() []runtime.SerializerInfo {
-	var out []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
+// onlyJSONAndYAML narrows s to JSON and YAML.
+func onlyJSONAndYAML(s runtime.NegotiatedSerializer) jsonAndYAMLOnly {
+	var types []runtime.SerializerInfo
+	for _, info := range s.SupportedMediaTypes() {
 		switch info.MediaType {
 		case runtime.ContentTypeJSON, runtime.ContentTypeYAML:
-			out = append(out, info)
+			types = append(types, info)
 		}
 	}
-	return out
+	return jsonAndYAMLOnly{NegotiatedSerializer: s, mediaTypes: types}
+}
+
+// SupportedMediaTypes returns the JSON and YAML serializers of the wrapped factory. Callers
+// only read the slice (runtime.NegotiatedSerializer's own factories return a shared one too).
+func (s jsonAndYAMLOnly) SupportedMediaTypes() []runtime.SerializerInfo {
+	return s.mediaTypes
 }
