@@ -24,8 +24,8 @@ type KeyRevisionFunc func(ctx context.Context, config *storagebackend.ConfigForR
 // holds the key's current version: a keys-only read of the key instead of reading its value,
 // decoding it and allocating a new object for it. A key's value at one revision is one value, so
 // the answer is the same object, as fresh as the read from etcd would have been. When the cache
-// is behind (it has not yet seen the last write) or does not hold the key, the GET reads etcd as
-// before. Everything else goes to the cache delegator unchanged.
+// is behind (it has not yet seen the last write), does not hold the key or is not ready, the GET
+// reads etcd as before. Everything else goes to the cache delegator unchanged.
 type currentFromCache struct {
 	storage.Interface
 	newFunc func() runtime.Object
@@ -66,6 +66,11 @@ func newCurrentFromCache(s storage.Interface, config *storagebackend.ConfigForRe
 
 // current is the watch cache's object of key if it is the key's current version in etcd.
 func (s currentFromCache) current(ctx context.Context, key string) (runtime.Object, bool) {
+	// A cache that is not ready (still listing at start, or listing again after its watch
+	// failed) sends the read below to etcd, the object's value and all: read etcd once instead.
+	if s.Interface.ReadinessCheck() != nil {
+		return nil, false
+	}
 	cached := s.newFunc()
 	// Resource version "0": whatever the cache holds, without waiting for it to catch up.
 	if err := s.Interface.Get(ctx, key, storage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, cached); err != nil {

@@ -52,7 +52,13 @@ func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 // served is the storage as the registry sees it, with revision as the keys' revisions.
 func (f cachedGetsFixture) served(t *testing.T, revision KeyRevisionFunc) storage.Interface {
 	t.Helper()
-	s, err := newCurrentFromCache(f.cached, f.config, func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+	return f.servedFrom(t, f.cached, revision)
+}
+
+// servedFrom is served with cached in place of the fixture's cache delegator.
+func (f cachedGetsFixture) servedFrom(t *testing.T, cached storage.Interface, revision KeyRevisionFunc) storage.Interface {
+	t.Helper()
+	s, err := newCurrentFromCache(cached, f.config, func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func(ctx context.Context, key string) (int64, error) { return revision(ctx, f.config, prefix, key) })
 	if err != nil {
 		t.Fatal(err)
@@ -189,5 +195,32 @@ func TestConsistentGetReadsEtcdWhenCacheIsBehind(t *testing.T) {
 	}
 	if n := f.etcdGets.Load() - before; n != 2 {
 		t.Errorf("the GETs read etcd %d times, want 2", n)
+	}
+}
+
+// notReady is a cache delegator that reports its cache as not ready.
+type notReady struct{ storage.Interface }
+
+func (notReady) ReadinessCheck() error { return storage.ErrStorageNotReady }
+
+// While the cache is not ready, a consistent GET reads etcd once, as k8s.io/apiserver does,
+// rather than asking the cache (which would read etcd too) and then the key's revision.
+func TestConsistentGetReadsEtcdOnceWhileCacheIsNotReady(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := newCachedGetsFixture(t)
+	key := prefix + "ns/vm-a"
+	created := f.createCached(ctx, t, f.cached, key)
+	s := f.servedFrom(t, notReady{f.cached}, f.backend.KeyRevision)
+	consistent, all := f.etcdGets.Load(), f.storageGets.Load()
+	var got kubevirtv1.VirtualMachine
+	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := f.etcdGets.Load()-consistent, f.storageGets.Load()-all; n != 1 || m != 1 {
+		t.Errorf("the GET read etcd %d times, %d of them consistently; want 1, consistent", m, n)
+	}
+	if diff := cmp.Diff(created, got); diff != "" {
+		t.Errorf("GET from etcd differs from the stored VM (-stored +got):\n%s", diff)
 	}
 }
