@@ -7,12 +7,14 @@ package embeddedetcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -65,48 +67,18 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = time.Minute
 	}
-	clientPort := o.ClientPort
-	if clientPort == 0 {
-		p, err := freeLoopbackPort()
-		if err != nil {
-			return nil, err
+	var (
+		e         *embed.Etcd
+		clientURL url.URL
+		err       error
+	)
+	// A port picked free can be taken by another process before etcd binds it: pick again.
+	for attempt := 1; ; attempt++ {
+		e, clientURL, err = launchMember(o)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || attempt == portAttempts {
+			break
 		}
-		clientPort = p
 	}
-	peerPort, err := freeLoopbackPort()
-	if err != nil {
-		return nil, err
-	}
-
-	cfg := embed.NewConfig()
-	cfg.Name = "nativevirt"
-	cfg.Dir = filepath.Join(o.DataDir, "member-data")
-	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
-	// The peer URL is never dialled by a single member; it only has to be stable across restarts
-	// because etcd derives the member ID from it, and a port number chosen per start is not.
-	advertisedPeer := url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
-	listenPeer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
-	cfg.ListenClientUrls = []url.URL{clientURL}
-	cfg.AdvertiseClientUrls = []url.URL{clientURL}
-	cfg.ListenPeerUrls = []url.URL{listenPeer}
-	cfg.AdvertisePeerUrls = []url.URL{advertisedPeer}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.ListenMetricsUrls = nil
-	cfg.LogLevel = "error"
-	cfg.AutoCompactionMode = embed.CompactorModePeriodic
-	cfg.AutoCompactionRetention = "1h"
-	// etcd keeps every raft entry since its last snapshot in memory, plus SnapshotCatchUpEntries
-	// after it for followers that fall behind. A single member has no followers, and an entry
-	// here is a whole stored object (~5 KB for a VirtualMachine): with etcd's defaults (10,000 +
-	// 5,000) a burst of writes keeps ~70 MiB of old entries alive. A snapshot of this member is
-	// cheap (the v2 store holds only the membership; the data is in bbolt already).
-	cfg.SnapshotCount = snapshotCount
-	cfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
-	if o.MaxRequestBytes > 0 {
-		cfg.MaxRequestBytes = o.MaxRequestBytes
-	}
-
-	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd: start: %w", err)
 	}
@@ -165,6 +137,57 @@ func (s *Server) Stop() {
 	}
 	s.etcd.Close()
 	s.etcd = nil
+}
+
+// portAttempts bounds how often Start picks new ports when one it picked was taken meanwhile.
+const portAttempts = 5
+
+// launchMember starts the member on the ports of o (free ones where o names none); it returns the
+// URL clients reach it at.
+func launchMember(o Options) (*embed.Etcd, url.URL, error) {
+	clientPort := o.ClientPort
+	if clientPort == 0 {
+		p, err := freeLoopbackPort()
+		if err != nil {
+			return nil, url.URL{}, err
+		}
+		clientPort = p
+	}
+	peerPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, url.URL{}, err
+	}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "nativevirt"
+	cfg.Dir = filepath.Join(o.DataDir, "member-data")
+	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
+	// The peer URL is never dialled by a single member; it only has to be stable across restarts
+	// because etcd derives the member ID from it, and a port number chosen per start is not.
+	advertisedPeer := url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
+	listenPeer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{listenPeer}
+	cfg.AdvertisePeerUrls = []url.URL{advertisedPeer}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ListenMetricsUrls = nil
+	cfg.LogLevel = "error"
+	cfg.AutoCompactionMode = embed.CompactorModePeriodic
+	cfg.AutoCompactionRetention = "1h"
+	// etcd keeps every raft entry since its last snapshot in memory, plus SnapshotCatchUpEntries
+	// after it for followers that fall behind. A single member has no followers, and an entry
+	// here is a whole stored object (~5 KB for a VirtualMachine): with etcd's defaults (10,000 +
+	// 5,000) a burst of writes keeps ~70 MiB of old entries alive. A snapshot of this member is
+	// cheap (the v2 store holds only the membership; the data is in bbolt already).
+	cfg.SnapshotCount = snapshotCount
+	cfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
+	if o.MaxRequestBytes > 0 {
+		cfg.MaxRequestBytes = o.MaxRequestBytes
+	}
+
+	e, err := embed.StartEtcd(cfg)
+	return e, clientURL, err
 }
 
 func freeLoopbackPort() (int, error) {

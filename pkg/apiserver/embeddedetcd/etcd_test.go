@@ -2,9 +2,12 @@ package embeddedetcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -66,4 +69,20 @@ func startMember(t *testing.T, o Options) *Server {
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// A port that is taken fails the start with EADDRINUSE, which Start answers by picking other
+// ports; the failed attempt leaves the data directory usable.
+func TestStartOnATakenPortFailsWithAddressInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	_, err = Start(context.Background(), Options{DataDir: dir, ClientPort: l.Addr().(*net.TCPAddr).Port})
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("start on a taken port: %v, want EADDRINUSE", err)
+	}
+	startMember(t, Options{DataDir: dir})
 }
