@@ -96,6 +96,17 @@ func (f cachedGetsFixture) waitCached(ctx context.Context, t *testing.T, key, rv
 	}
 }
 
+// consistentGet GETs key through s without a resourceVersion; it returns the VM and how many
+// consistent GETs, and GETs of any kind, reached etcd's storage meanwhile.
+func (f cachedGetsFixture) consistentGet(ctx context.Context, t *testing.T, s storage.Interface, key string) (got kubevirtv1.VirtualMachine, consistent, all int32) {
+	t.Helper()
+	consistent, all = f.etcdGets.Load(), f.storageGets.Load()
+	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got, f.etcdGets.Load() - consistent, f.storageGets.Load() - all
+}
+
 // countingGets counts the GETs it serves: consistent ones in consistent, all in all.
 type countingGets struct {
 	storage.Interface
@@ -143,12 +154,8 @@ func TestConsistentGetServedFromCurrentCache(t *testing.T) {
 	key := prefix + "ns/vm-a"
 	created := f.createCached(ctx, t, s, key)
 
-	before := f.etcdGets.Load()
-	var got kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.etcdGets.Load() - before; n != 0 {
+	got, n, _ := f.consistentGet(ctx, t, s, key)
+	if n != 0 {
 		t.Errorf("the GET read etcd's value %d times, want 0 (the cache holds the current version)", n)
 	}
 	if diff := cmp.Diff(created, got); diff != "" {
@@ -178,11 +185,8 @@ func TestConsistentGetReadsEtcdWhenCacheIsBehind(t *testing.T) {
 		return rev + 1, err
 	})
 	before := f.etcdGets.Load()
-	var got kubevirtv1.VirtualMachine
-	if err := ahead.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.etcdGets.Load() - before; n != 1 {
+	got, n, _ := f.consistentGet(ctx, t, ahead, key)
+	if n != 1 {
 		t.Errorf("the GET read etcd %d times, want 1", n)
 	}
 	if diff := cmp.Diff(created, got); diff != "" {
@@ -212,12 +216,8 @@ func TestConsistentGetReadsEtcdOnceWhileCacheIsNotReady(t *testing.T) {
 	key := prefix + "ns/vm-a"
 	created := f.createCached(ctx, t, f.cached, key)
 	s := f.servedFrom(t, notReady{f.cached}, f.backend.KeyRevision)
-	consistent, all := f.etcdGets.Load(), f.storageGets.Load()
-	var got kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
-		t.Fatal(err)
-	}
-	if n, m := f.etcdGets.Load()-consistent, f.storageGets.Load()-all; n != 1 || m != 1 {
+	got, n, m := f.consistentGet(ctx, t, s, key)
+	if n != 1 || m != 1 {
 		t.Errorf("the GET read etcd %d times, %d of them consistently; want 1, consistent", m, n)
 	}
 	if diff := cmp.Diff(created, got); diff != "" {
