@@ -2,9 +2,12 @@ package apiserver
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/nativevirt/nativevirt/pkg/apiserver/shapecheck"
 )
 
-// jsonAndYAMLOnly narrows a NegotiatedSerializer to JSON and YAML.
+// jsonAndYAMLOnly narrows a NegotiatedSerializer to JSON and YAML, whose decoding errors name
+// the field they are about.
 //
 // NativeVirt's types carry no protobuf marshalling. The default codec factory still advertises
 // protobuf, so a client preferring it (client-go defaults for built-in types do) would get a 406
@@ -24,6 +27,11 @@ func onlyJSONAndYAML(s runtime.NegotiatedSerializer) jsonAndYAMLOnly {
 	for _, info := range s.SupportedMediaTypes() {
 		switch info.MediaType {
 		case runtime.ContentTypeJSON, runtime.ContentTypeYAML:
+			// Request bodies are decoded by these: their errors name the field (shapecheck).
+			info.Serializer = shapecheck.Serializer{Serializer: info.Serializer}
+			if info.StrictSerializer != nil {
+				info.StrictSerializer = shapecheck.Serializer{Serializer: info.StrictSerializer}
+			}
 			types = append(types, info)
 		}
 	}

@@ -133,6 +133,71 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("a bad quantity is refused with a 400 naming its field", func(t *testing.T) {
+		obj := vmJSON("quantity")
+		domain := obj["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["domain"].(map[string]interface{})
+		domain["resources"] = map[string]interface{}{"requests": map[string]interface{}{"memory": "notaquantity"}}
+		for _, strict := range []string{"", "?fieldValidation=Strict"} {
+			r := do(t, client, http.MethodPost, base+strict, "application/json", marshal(obj))
+			if r.code != http.StatusBadRequest || !strings.Contains(r.body, "spec.template.spec.domain.resources.requests.memory") {
+				t.Fatalf("%s: got %d %s, want 400 naming spec.template.spec.domain.resources.requests.memory", strict, r.code, truncate(r.body))
+			}
+		}
+	})
+
+	t.Run("strategic merge patches apimachinery cannot merge get a 400 naming the field", func(t *testing.T) {
+		if r := do(t, client, http.MethodPost, base, "application/json", marshal(vmJSON("smp"))); r.code != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.code, truncate(r.body))
+		}
+		const smp = "application/strategic-merge-patch+json"
+		volumes := func(list string) []byte {
+			return []byte(`{"spec":{"template":{"spec":{"volumes":` + list + `}}}}`)
+		}
+		deep := []byte(`{"spec":{"x":` + strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000) + `}}`)
+		for _, c := range []struct {
+			name, contentType string
+			body              []byte
+			wantField         string
+		}{
+			{"a number in a merge list", smp, volumes(`[-1]`), "spec.template.spec.volumes[0]"},
+			{"an object as a merge key", smp, volumes(`[{"name":{"a":1}}]`), "spec.template.spec.volumes[0].name"},
+			{"a merge list element without its key", smp, volumes(`[{"emptyDisk":{"capacity":"1Gi"}}]`), "spec.template.spec.volumes[0].name"},
+			{"a bad quantity", smp, []byte(`{"spec":{"template":{"spec":{"domain":{"resources":{"requests":{"memory":"notaquantity"}}}}}}}`),
+				"spec.template.spec.domain.resources.requests.memory"},
+			{"deep nesting", smp, deep, "nested more than"},
+			{"deep nesting, merge patch", "application/merge-patch+json", deep, ""},
+			{"deep nesting, JSON patch", "application/json-patch+json",
+				[]byte(`[{"op":"add","path":"/metadata/annotations","value":` + strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000) + `}]`), ""},
+		} {
+			r := do(t, client, http.MethodPatch, base+"/smp", c.contentType, c.body)
+			if c.wantField == "" {
+				// Deep JSON under an unknown field: dropped with a warning, or refused; never a 5xx.
+				if r.code >= 500 {
+					t.Errorf("%s: got %d %s, want no 5xx", c.name, r.code, truncate(r.body))
+				}
+				continue
+			}
+			if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, c.wantField) {
+				t.Errorf("%s: got %d %s, want a 4xx naming %q", c.name, r.code, truncate(r.body), c.wantField)
+			}
+		}
+		// A well-formed patch still merges.
+		r := do(t, client, http.MethodPatch, base+"/smp", smp,
+			volumes(`[{"name":"scratch","emptyDisk":{"capacity":"1Gi"}}]`))
+		if r.code != http.StatusOK || !strings.Contains(r.body, `"scratch"`) {
+			t.Fatalf("a valid patch: got %d %s", r.code, truncate(r.body))
+		}
+	})
+
+	t.Run("a missing cluster instance type is named as one", func(t *testing.T) {
+		obj := vmJSON("clarge")
+		obj["spec"].(map[string]interface{})["instancetype"] = map[string]interface{}{"name": "clarge"}
+		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+		if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, `virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"clarge\" not found`) {
+			t.Fatalf("got %d %s, want a 4xx saying virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"clarge\" not found", r.code, truncate(r.body))
+		}
+	})
+
 	t.Run("protobuf-first Accept falls back to JSON", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, base, nil)
 		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")

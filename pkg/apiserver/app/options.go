@@ -180,6 +180,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	// them: otherwise SIGTERM only takes effect when the kubelet kills the pod after its grace period.
 	cfg.ShutdownWatchTerminationGracePeriod = shutdownWatchGracePeriod
 	apiserver.SetOpenAPI(cfg)
+	apiserver.GuardPatches(cfg)
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,104 @@
+package shapecheck
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+)
+
+// PatchGuard refuses, with a 400 naming the field, the strategic merge patches of served objects
+// that k8s.io/apimachinery's strategicpatch would answer with a 500 or a panic: a merge list
+// holding something other than objects, a merge key holding an object, a document nested
+// deeper than MaxDepth, a value of the wrong JSON kind. Every other request passes untouched.
+type PatchGuard struct {
+	next  http.Handler
+	codec runtime.NegotiatedSerializer
+	// types are the Go types of the served resources, by group, version and resource.
+	types map[schema.GroupVersionResource]reflect.Type
+	// maxBody is the server's request body limit: a longer body is left to the handler's 413.
+	maxBody int64
+}
+
+// NewPatchGuard guards next for every kind that scheme knows in groups. codec writes the errors.
+func NewPatchGuard(next http.Handler, scheme *runtime.Scheme, codec runtime.NegotiatedSerializer, maxBody int64, groups ...string) *PatchGuard {
+	served := map[string]bool{}
+	for _, g := range groups {
+		served[g] = true
+	}
+	byResource := map[schema.GroupVersionResource]reflect.Type{}
+	for gvk, t := range scheme.AllKnownTypes() {
+		if !served[gvk.Group] {
+			continue
+		}
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		byResource[plural] = t
+	}
+	return &PatchGuard{next: next, codec: codec, types: byResource, maxBody: maxBody}
+}
+
+// ServeHTTP checks a strategic merge patch of a served resource, then hands the request on
+// with its body as it came.
+func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPatch || mediaType(r) != string(types.StrategicMergePatchType) {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	info, ok := request.RequestInfoFrom(r.Context())
+	if !ok || !info.IsResourceRequest || (info.Subresource != "" && info.Subresource != "status") {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+	t, ok := g.types[gvr]
+	if !ok {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
+	if err != nil {
+		g.next.ServeHTTP(w, r) // the handler reads the body again and reports its own error
+		return
+	}
+	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
+	if int64(len(body)) > g.maxBody {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	doc, err := parse(body)
+	if err != nil {
+		g.next.ServeHTTP(w, r) // not JSON: the handler says so with a 400
+		return
+	}
+	if fe := FindInPatch(doc, t, nil); fe != nil {
+		status := apierrors.NewBadRequest("strategic merge patch: " + fe.Error())
+		gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+		responsewriters.ErrorNegotiated(status, g.codec, gv, w, r)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// mediaType is the request's Content-Type without parameters.
+func mediaType(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	for i := 0; i < len(ct); i++ {
+		if ct[i] == ';' || ct[i] == ' ' {
+			return ct[:i]
+		}
+	}
+	return ct
+}
