@@ -1,6 +1,11 @@
 package store
 
 import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
@@ -36,3 +41,16 @@ func (r *REST) ShortNames() []string { return r.shortNames }
 
 // Categories lists the groups of resources (`kubectl get <category>`) the resource belongs to.
 func (r *REST) Categories() []string { return r.categories }
+
+// Get reads one object. A missing object's error names this store's resource: the generic
+// store takes the resource it names from the request, and a store read on behalf of another
+// resource's request (the cluster instance type a VM names, the instance of a VM's console)
+// would otherwise report the requested resource missing (`virtualmachines.kubevirt.io "clarge"
+// not found` for a missing cluster instance type).
+func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	obj, err := r.Store.Get(ctx, name, options)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewNotFound(r.Store.DefaultQualifiedResource, name)
+	}
+	return obj, err
+}
