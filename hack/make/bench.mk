@@ -1,6 +1,6 @@
 # Benchmarks (test/bench, issue 7): API path side by side (aggregated / direct / CRD), scale,
 # control plane, console. Tables on stdout, JSON and summary.md in _output/bench; method and the
-# latest table in docs/performance.md. Included by the top-level Makefile.
+# current figures in docs/performance.md. Included by the top-level Makefile.
 
 BENCH_QUICK ?=
 # Extra flags of nativevirt-bench, e.g. BENCH_ARGS='-suites=api-path -mode=process'.

@@ -17,7 +17,7 @@ import (
 // the same small maps in their specs: the resource requests and limits, the node selector. A Go
 // map is expensive for its size: even a one-entry map takes a group of eight slots, and a slot
 // of a ResourceList holds a whole Quantity. The three maps are ~21% of a decoded benchmark VM
-// (docs/performance-findings.md), so objects that enter the watch cache share one copy of each
+// (docs/performance.md, "Decisions"), so objects that enter the watch cache share one copy of each
 // distinct map (shareSpecMaps, applied by cacheFeed).
 //
 // Only objects of the watch cache may share: they are read only (k8s.io/apiserver hands them to
