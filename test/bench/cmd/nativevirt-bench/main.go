@@ -66,7 +66,6 @@ func run() int {
 		"measure a NativeVirt deployment found in the cluster as it is (default: hack/deploy-local.sh updates it to this tree first)")
 	keep := flag.Bool("keep-cluster", os.Getenv("NV_BENCH_KEEP_CLUSTER") == "1", "leave a cluster this run started running")
 	scaleVMs := flag.Int("scale-vms", 0, "override the number of VMs of the scale suite (the deployed server; e.g. 10000)")
-	doc := flag.String("doc", "", "also write the summary into this Markdown file between the lines "+docBegin+" and "+docEnd)
 	flag.Parse()
 
 	sz := full
@@ -227,11 +226,6 @@ func run() int {
 	if err := writeSummary(outDir, machine, started, *quickMode, results); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		failed = true
-	} else if *doc != "" {
-		if err := updateDoc(*doc, filepath.Join(outDir, "summary.md")); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			failed = true
-		}
 	}
 	fmt.Printf("\nnativevirt-bench: %.0f s; results in %s\n", time.Since(started).Seconds(), outDir)
 	if ctx.Err() != nil {
@@ -279,31 +273,6 @@ func watchServer(ctx context.Context, env *bench.Env, id string, cancel context.
 			return
 		}
 	}
-}
-
-// Markers of the generated part of a document (-doc).
-const (
-	docBegin = "<!-- bench:begin -->"
-	docEnd   = "<!-- bench:end -->"
-)
-
-// updateDoc replaces what lies between the markers in doc with the summary.
-func updateDoc(doc, summary string) error {
-	b, err := os.ReadFile(doc)
-	if err != nil {
-		return err
-	}
-	sum, err := os.ReadFile(summary)
-	if err != nil {
-		return err
-	}
-	before, rest, ok := strings.Cut(string(b), docBegin)
-	_, after, ok2 := strings.Cut(rest, docEnd)
-	if !ok || !ok2 {
-		return fmt.Errorf("%s has no %s ... %s section", doc, docBegin, docEnd)
-	}
-	out := before + docBegin + "\n" + strings.TrimSpace(string(sum)) + "\n" + docEnd + after
-	return os.WriteFile(doc, []byte(out), 0o644)
 }
 
 func orNone(s string) string {
