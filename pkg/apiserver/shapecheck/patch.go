@@ -11,14 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// PatchGuard refuses, with a 400 naming the field, the strategic merge patches of served objects
-// that k8s.io/apimachinery's strategicpatch would answer with a 500 or a panic: a merge list
-// holding something other than objects, a merge key holding an object, a document nested
-// deeper than MaxDepth, a value of the wrong JSON kind. Every other request passes untouched.
+// PatchGuard refuses, with a 400 naming the field, the strategic merge patches and apply
+// configurations of served objects that k8s.io/apimachinery's strategicpatch or
+// structured-merge-diff would answer with a 500 or a panic: a merge list holding something other
+// than objects, a merge key holding an object, a value of the wrong JSON kind, a field the type
+// does not have (apply), a document nested deeper than MaxDepth. Every other request passes
+// untouched.
 type PatchGuard struct {
 	next  http.Handler
 	codec runtime.NegotiatedSerializer
@@ -48,7 +51,8 @@ func NewPatchGuard(next http.Handler, scheme *runtime.Scheme, codec runtime.Nego
 // ServeHTTP checks a strategic merge patch of a served resource, then hands the request on
 // with its body as it came.
 func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPatch || mediaType(r) != string(types.StrategicMergePatchType) {
+	find, ok := finders[types.PatchType(mediaType(r))]
+	if r.Method != http.MethodPatch || !ok {
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -78,13 +82,22 @@ func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r) // not JSON: the handler says so with a 400
 		return
 	}
-	if fe := FindInPatch(doc, t, nil); fe != nil {
-		status := apierrors.NewBadRequest("strategic merge patch: " + fe.Error())
+	if fe := find.find(doc, t, nil); fe != nil {
+		status := apierrors.NewBadRequest(find.what + ": " + fe.Error())
 		gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 		responsewriters.ErrorNegotiated(status, g.codec, gv, w, r)
 		return
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// finders are the checks of the patch types the guard looks at.
+var finders = map[types.PatchType]struct {
+	what string
+	find func(any, reflect.Type, *field.Path) *field.Error
+}{
+	types.StrategicMergePatchType: {"strategic merge patch", FindInPatch},
+	types.ApplyYAMLPatchType:      {"apply configuration", FindInApply},
 }
 
 type readCloser struct {

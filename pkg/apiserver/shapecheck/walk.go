@@ -40,14 +40,29 @@ func Find(doc any, t reflect.Type, path *field.Path) *field.Error {
 
 // FindInPatch is Find for a strategic merge patch of a t: it allows the patch's directives
 // ($patch, $retainKeys, $setElementOrder/…, $deleteFromPrimitiveList/…) and requires each
-// element of a list merged by a key to be an object whose key, when present, is a scalar.
+// element of a list merged by a key to be an object naming its key with a scalar.
 func FindInPatch(doc any, t reflect.Type, path *field.Path) *field.Error {
-	return walker{patch: true}.value(doc, t, path, 0)
+	return walker{mode: strategicMerge}.value(doc, t, path, 0)
 }
 
+// FindInApply is Find for a server-side apply configuration of a t: every field must be one of
+// t's (structured-merge-diff refuses the others), and each element of a list keyed by a field
+// must be an object naming its key with a scalar.
+func FindInApply(doc any, t reflect.Type, path *field.Path) *field.Error {
+	return walker{mode: apply}.value(doc, t, path, 0)
+}
+
+// mode is the kind of document walked.
+type mode int
+
+const (
+	object         mode = iota // an object to decode: unknown fields are not the walk's concern
+	strategicMerge             // a strategic merge patch: directives, lists merged by key
+	apply                      // an apply configuration: known fields only, lists keyed by a field
+)
+
 type walker struct {
-	// patch: doc is a strategic merge patch.
-	patch bool
+	mode mode
 }
 
 func (w walker) value(v any, t reflect.Type, p *field.Path, depth int) *field.Error {
@@ -117,20 +132,23 @@ func (w walker) object(obj map[string]any, t reflect.Type, p *field.Path, depth 
 	fields := fieldsOf(t)
 	for _, k := range sortedKeys(obj) {
 		v := obj[k]
-		if w.patch && len(k) > 0 && k[0] == '$' {
+		if w.mode == strategicMerge && len(k) > 0 && k[0] == '$' {
 			if err := directive(k, v, fields, p); err != nil {
 				return err
 			}
 			continue
 		}
 		f, ok := fields[k]
+		if !ok && w.mode == apply {
+			return field.Invalid(p.Child(k), short(v), "field not declared in the schema")
+		}
 		if !ok {
 			if err := depthOf(v, p.Child(k), depth+1); err != nil {
 				return err
 			}
 			continue
 		}
-		if w.patch && f.mergeKey != "" {
+		if w.mode != object && f.mergeKey != "" {
 			if err := w.mergeList(v, f, p.Child(k), depth+1); err != nil {
 				return err
 			}
@@ -165,7 +183,8 @@ func (w walker) mergeList(v any, f fieldInfo, p *field.Path, depth int) *field.E
 			return field.Invalid(ep, short(e), fmt.Sprintf("must be an object: the list is merged by its key %q", f.mergeKey))
 		}
 		key, hasKey := obj[f.mergeKey]
-		if _, directive := obj["$patch"]; !hasKey && !directive {
+		// {"$patch": "replace"} alone replaces the whole list; every other element names its key.
+		if replace := obj["$patch"] == "replace" && w.mode == strategicMerge; !hasKey && !replace {
 			return field.Required(ep.Child(f.mergeKey), "the list is merged by this key")
 		}
 		if hasKey && !isScalar(key) {

@@ -54,3 +54,11 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 	}
 	return obj, err
 }
+
+// Update updates one object; an updated object's resourceVersion must parse (checkedVersion).
+func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo,
+	createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc,
+	forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	objInfo = checkedVersion{UpdatedObjectInfo: objInfo, resource: r.Store.DefaultQualifiedResource, name: name}
+	return r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+}

@@ -41,6 +41,7 @@ func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.Updat
 	createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc,
 	forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// Status updates never create the object.
+	objInfo = checkedVersion{UpdatedObjectInfo: objInfo, resource: r.store.DefaultQualifiedResource, name: name}
 	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
 }
 
