@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"strings"
@@ -9,13 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 )
 
 // Two VMs decoded from etcd share their managedFields and label strings, and are decoded exactly
 // as without the sharing.
 func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
-	codec := StorageCodec(kubevirtv1.SchemeGroupVersion)
-	legacy := Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
+	codec := Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)
+	legacy := apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
 	decode := func(c runtime.Codec, name string) *kubevirtv1.VirtualMachine {
 		t.Helper()
 		obj, err := runtime.Decode(c, []byte(strings.Replace(storedVM, `"name":"vm1"`, `"name":"`+name+`"`, 1)))
