@@ -29,7 +29,7 @@ func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
 	if diff := cmp.Diff(decode(legacy, "vm-a"), a); diff != "" {
 		t.Errorf("decoded with sharing differs (-legacy +storage):\n%s", diff)
 	}
-	rawA, rawB := a.ManagedFields[0].FieldsV1.Raw, b.ManagedFields[0].FieldsV1.Raw
+	rawA, rawB := a.ManagedFields[0].FieldsV1.GetRawBytes(), b.ManagedFields[0].FieldsV1.GetRawBytes()
 	if len(rawA) == 0 || &rawA[0] != &rawB[0] {
 		t.Error("the two VMs' managedFields are separate copies")
 	}
@@ -50,7 +50,7 @@ func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
 	}
 	// A deep copy, what a writer modifies, owns its bytes.
 	c := a.DeepCopy()
-	if &c.ManagedFields[0].FieldsV1.Raw[0] == &rawA[0] {
+	if &c.ManagedFields[0].FieldsV1.GetRawBytes()[0] == &rawA[0] {
 		t.Error("DeepCopy shares the managedFields bytes")
 	}
 }
