@@ -33,6 +33,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
@@ -296,7 +297,7 @@ func (c *Controller) schedulingWait(key string, old, updated *kubevirtv1.Virtual
 	if updated.Phase != kubevirtv1.Scheduling || (old.Phase != kubevirtv1.Pending && old.Phase != kubevirtv1.VmPhaseUnset) {
 		return 0
 	}
-	if cond := findCondition(updated, podScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
+	if cond := conditions.VMI(updated, podScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
 		return 0 // the scheduler already said why it cannot place the pod: report it at once
 	}
 	c.podCreatedMu.Lock()
