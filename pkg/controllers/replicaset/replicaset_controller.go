@@ -26,6 +26,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
 // Name is the controller's name in logs, events and metrics.
@@ -77,26 +78,17 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 		},
 		exp: c.expectations,
 	}
-	c.updateStatus = func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error) {
-		updated, err := client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
-		if err != nil {
-			return "", err
-		}
-		return updated.ResourceVersion, nil
-	}
-
-	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.rsChanged,
-		UpdateFunc: func(_, cur any) { c.rsChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiAdded,
-		UpdateFunc: c.vmiUpdated,
-		DeleteFunc: c.vmiDeleted,
-	}); err != nil {
+	c.updateStatus = wiring.ResourceVersionOf(func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (*kubevirtv1.VirtualMachineInstanceReplicaSet, error) {
+		return client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+	})
+	err := wiring.Register(
+		wiring.Handler{Informer: rsInformer.Informer(), Handler: wiring.Own(c.queue, c.rsChanged)},
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.vmiAdded,
+			UpdateFunc: c.vmiUpdated,
+			DeleteFunc: c.vmiDeleted,
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -107,16 +99,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// rsChanged notes the version the cache now holds (our own status writes wait for it) and
-// queues the replica set.
+// rsChanged handles an add or an update of a replica set (wiring.Changed).
 func (c *Controller) rsChanged(obj any) {
-	rs, ok := obj.(*kubevirtv1.VirtualMachineInstanceReplicaSet)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(rs).String()
-	c.expectations.VersionObserved(key, rs.ResourceVersion)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachineInstanceReplicaSet](c.queue, c.expectations, obj)
 }
 
 // ownerKey is the key of the replica set controlling vmi, or "".
@@ -182,10 +167,7 @@ func (c *Controller) vmiUpdated(old, cur any) {
 }
 
 func (c *Controller) vmiDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	vmi, ok := wiring.Object[*kubevirtv1.VirtualMachineInstance](obj)
 	if !ok {
 		return
 	}

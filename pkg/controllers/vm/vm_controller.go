@@ -27,6 +27,7 @@ import (
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
 // Name is the controller's name in logs, events and metrics.
@@ -78,26 +79,17 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 		},
 		expand: c.instancetypes.expand,
 	}
-	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error) {
-		updated, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
-		if err != nil {
-			return "", err
-		}
-		return updated.ResourceVersion, nil
-	}
-
-	if _, err := vmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmChanged,
-		UpdateFunc: func(_, cur any) { c.vmChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiAdded,
-		UpdateFunc: c.vmiUpdated,
-		DeleteFunc: c.vmiDeleted,
-	}); err != nil {
+	c.updateStatus = wiring.ResourceVersionOf(func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (*kubevirtv1.VirtualMachine, error) {
+		return client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+	})
+	err := wiring.Register(
+		wiring.Handler{Informer: vmInformer.Informer(), Handler: wiring.Own(c.queue, c.vmChanged)},
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.vmiAdded,
+			UpdateFunc: c.vmiUpdated,
+			DeleteFunc: c.vmiDeleted,
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -108,16 +100,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// vmChanged notes the version the cache now holds (our own status writes wait for it) and
-// queues the VM.
+// vmChanged handles an add or an update of a VM (wiring.Changed).
 func (c *Controller) vmChanged(obj any) {
-	vm, ok := obj.(*kubevirtv1.VirtualMachine)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vm).String()
-	c.expectations.VersionObserved(key, vm.ResourceVersion)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachine](c.queue, c.expectations, obj)
 }
 
 // An instance always has the name of its VM, so the VM's key is the instance's key; that also
@@ -147,10 +132,7 @@ func (c *Controller) vmiUpdated(old, cur any) {
 }
 
 func (c *Controller) vmiDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	vmi, ok := wiring.Object[*kubevirtv1.VirtualMachineInstance](obj)
 	if !ok {
 		return
 	}

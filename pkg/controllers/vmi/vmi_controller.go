@@ -38,6 +38,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -104,18 +105,14 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		return client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
 	}
 
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiChanged,
-		UpdateFunc: func(_, cur any) { c.vmiChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.podAdded,
-		UpdateFunc: c.podUpdated,
-		DeleteFunc: c.podDeleted,
-	}); err != nil {
+	err := wiring.Register(
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: wiring.Own(c.queue, c.vmiChanged)},
+		wiring.Handler{Informer: podInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.podAdded,
+			UpdateFunc: c.podUpdated,
+			DeleteFunc: c.podDeleted,
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -126,16 +123,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// vmiChanged notes the version the cache now holds (our own writes wait for it) and queues the
-// instance.
+// vmiChanged handles an add or an update of an instance (wiring.Changed).
 func (c *Controller) vmiChanged(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.VersionObserved(key, vmi.ResourceVersion)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachineInstance](c.queue, c.expectations, obj)
 }
 
 // ownerKey is the key of the instance controlling pod, or "".
@@ -173,10 +163,7 @@ func (c *Controller) podUpdated(old, cur any) {
 }
 
 func (c *Controller) podDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := wiring.Object[*corev1.Pod](obj)
 	if !ok {
 		return
 	}
