@@ -44,6 +44,8 @@ type Controller struct {
 	// updateStatus writes the status and returns the new resourceVersion.
 	updateStatus func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error)
 	now          func() time.Time
+	// vmiEvents follow the instances: their replica set is queued, an orphan's matching ones.
+	vmiEvents cache.ResourceEventHandlerFuncs
 }
 
 // New wires the controller to its informers; Run starts it.
@@ -57,6 +59,11 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 		now:          time.Now,
 	}
 	c.queue = loop.New(Name, c.sync)
+	c.vmiEvents = wiring.Children(c.queue, c.expectations, ownerKey, func(vmi *kubevirtv1.VirtualMachineInstance) {
+		if metav1.GetControllerOfNoCopy(vmi) == nil {
+			c.enqueueMatching(vmi)
+		}
+	})
 	c.ownership = ownershipAPI{
 		patch: func(ctx context.Context, namespace, name string, data []byte) (*kubevirtv1.VirtualMachineInstance, error) {
 			return client.KubevirtV1().VirtualMachineInstances(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
@@ -83,11 +90,7 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 	})
 	err := wiring.Register(
 		wiring.Handler{Informer: rsInformer.Informer(), Handler: wiring.Own(c.queue, c.rsChanged)},
-		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.vmiAdded,
-			UpdateFunc: c.vmiUpdated,
-			DeleteFunc: c.vmiDeleted,
-		}})
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: c.vmiEvents})
 	if err != nil {
 		return nil, err
 	}
@@ -127,53 +130,6 @@ func (c *Controller) enqueueMatching(vmi *kubevirtv1.VirtualMachineInstance) {
 		if sel.Matches(labels.Set(vmi.Labels)) {
 			c.queue.AddObject(rs)
 		}
-	}
-}
-
-func (c *Controller) vmiAdded(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	if key := ownerKey(vmi); key != "" {
-		c.expectations.CreationObserved(key)
-		c.queue.Add(key)
-		return
-	}
-	if metav1.GetControllerOfNoCopy(vmi) == nil {
-		c.enqueueMatching(vmi)
-	}
-}
-
-func (c *Controller) vmiUpdated(old, cur any) {
-	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
-	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 {
-		return
-	}
-	if oldKey := ownerKey(oldVMI); oldKey != "" && oldKey != ownerKey(vmi) {
-		c.queue.Add(oldKey)
-	}
-	if key := ownerKey(vmi); key != "" {
-		if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
-			c.expectations.DeletionObserved(key, vmi.UID)
-		}
-		c.queue.Add(key)
-		return
-	}
-	if metav1.GetControllerOfNoCopy(vmi) == nil {
-		c.enqueueMatching(vmi)
-	}
-}
-
-func (c *Controller) vmiDeleted(obj any) {
-	vmi, ok := wiring.Object[*kubevirtv1.VirtualMachineInstance](obj)
-	if !ok {
-		return
-	}
-	if key := ownerKey(vmi); key != "" {
-		c.expectations.DeletionObserved(key, vmi.UID)
-		c.queue.Add(key)
 	}
 }
 

@@ -46,6 +46,8 @@ type Controller struct {
 	// updateStatus writes the VM status and returns the new resourceVersion.
 	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error)
 	now          func() time.Time
+	// vmiEvents follow the instances: each queues its VM.
+	vmiEvents cache.ResourceEventHandlerFuncs
 }
 
 // New wires the controller to its informers; Run starts it.
@@ -59,6 +61,11 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 		now:          time.Now,
 	}
 	c.queue = loop.New(Name, c.sync)
+	// An instance always has the name of its VM, so the VM's key is the instance's key; that
+	// also reaches a VM re-created after an orphaning delete, which adopts the instance.
+	c.vmiEvents = wiring.Children(c.queue, c.expectations, func(vmi *kubevirtv1.VirtualMachineInstance) string {
+		return cache.MetaObjectToName(vmi).String()
+	}, nil)
 	c.instancetypes = newInstancetypeAPI(kube, client)
 	c.instances = instanceAPI{
 		create: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
@@ -84,11 +91,7 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 	})
 	err := wiring.Register(
 		wiring.Handler{Informer: vmInformer.Informer(), Handler: wiring.Own(c.queue, c.vmChanged)},
-		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.vmiAdded,
-			UpdateFunc: c.vmiUpdated,
-			DeleteFunc: c.vmiDeleted,
-		}})
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: c.vmiEvents})
 	if err != nil {
 		return nil, err
 	}
@@ -103,42 +106,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // vmChanged handles an add or an update of a VM (wiring.Changed).
 func (c *Controller) vmChanged(obj any) {
 	wiring.Changed[*kubevirtv1.VirtualMachine](c.queue, c.expectations, obj)
-}
-
-// An instance always has the name of its VM, so the VM's key is the instance's key; that also
-// reaches a VM re-created after an orphaning delete, which adopts the instance.
-
-func (c *Controller) vmiAdded(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.CreationObserved(key)
-	c.queue.Add(key)
-}
-
-func (c *Controller) vmiUpdated(old, cur any) {
-	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
-	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
-		c.expectations.DeletionObserved(key, vmi.UID)
-	}
-	c.queue.Add(key)
-}
-
-func (c *Controller) vmiDeleted(obj any) {
-	vmi, ok := wiring.Object[*kubevirtv1.VirtualMachineInstance](obj)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.DeletionObserved(key, vmi.UID)
-	c.queue.Add(key)
 }
 
 // sync reconciles one VM: claim its instance, advance the start failure record, decide, act,

@@ -60,6 +60,8 @@ type Controller struct {
 	// schedulingGrace below (keys are removed once the instance leaves Pending).
 	podCreatedMu sync.Mutex
 	podCreated   map[string]time.Time
+	// podEvents follow the launcher pods: each queues its instance.
+	podEvents cache.ResourceEventHandlerFuncs
 }
 
 // schedulingGrace is how long a freshly created pod may stay unbound before the instance is
@@ -84,6 +86,7 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		podCreated:   map[string]time.Time{},
 	}
 	c.queue = loop.New(Name, c.sync)
+	c.podEvents = wiring.Children(c.queue, c.expectations, ownerKey, nil)
 	c.pods = podAPI{
 		create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 			return kubeClient.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -107,11 +110,7 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 
 	err := wiring.Register(
 		wiring.Handler{Informer: vmiInformer.Informer(), Handler: wiring.Own(c.queue, c.vmiChanged)},
-		wiring.Handler{Informer: podInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.podAdded,
-			UpdateFunc: c.podUpdated,
-			DeleteFunc: c.podDeleted,
-		}})
+		wiring.Handler{Informer: podInformer.Informer(), Handler: c.podEvents})
 	if err != nil {
 		return nil, err
 	}
@@ -135,42 +134,6 @@ func ownerKey(pod *corev1.Pod) string {
 		return ""
 	}
 	return pod.Namespace + "/" + ref.Name
-}
-
-func (c *Controller) podAdded(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		c.expectations.CreationObserved(key)
-		c.queue.Add(key)
-	}
-}
-
-func (c *Controller) podUpdated(old, cur any) {
-	oldPod, ok1 := old.(*corev1.Pod)
-	pod, ok2 := cur.(*corev1.Pod)
-	if !ok1 || !ok2 {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		if pod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
-			c.expectations.DeletionObserved(key, pod.UID)
-		}
-		c.queue.Add(key)
-	}
-}
-
-func (c *Controller) podDeleted(obj any) {
-	pod, ok := wiring.Object[*corev1.Pod](obj)
-	if !ok {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		c.expectations.DeletionObserved(key, pod.UID)
-		c.queue.Add(key)
-	}
 }
 
 // sync reconciles one instance: finalize it when deleted, else make sure it has its pod and

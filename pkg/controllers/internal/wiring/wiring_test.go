@@ -3,10 +3,12 @@ package wiring
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -89,5 +91,54 @@ func TestResourceVersionOf(t *testing.T) {
 	}
 	if _, err := write(context.Background(), pod("fail", "6")); err == nil {
 		t.Error("the error was lost")
+	}
+}
+
+// A child's creation and deletion are observed for its owner, and the owner queued; a child
+// without an owner goes to orphan; an owner that lost a child is queued too.
+func TestChildren(t *testing.T) {
+	q := loop.New("test", func(context.Context, string) (loop.Result, error) { return loop.Result{}, nil })
+	defer q.ShutDown()
+	exp := expectations.New()
+	owner := func(p *corev1.Pod) string {
+		if p.Labels["owner"] == "" {
+			return ""
+		}
+		return "ns/" + p.Labels["owner"]
+	}
+	var orphans []string
+	h := Children(q, exp, owner, func(p *corev1.Pod) { orphans = append(orphans, p.Name) })
+	child := func(name, ownerName string) *corev1.Pod {
+		p := pod(name, "1")
+		p.UID = "uid-" + types.UID(name)
+		p.Labels = map[string]string{"owner": ownerName}
+		return p
+	}
+
+	exp.ExpectCreations("ns/o1", 1)
+	h.OnAdd(child("a", "o1"), false)
+	if !exp.Satisfied("ns/o1") {
+		t.Error("the creation was not observed")
+	}
+	exp.ExpectDeletion("ns/o1", "uid-a")
+	deleting := child("a", "o1")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	h.OnUpdate(child("a", "o1"), deleting)
+	if !exp.Satisfied("ns/o1") {
+		t.Error("the start of the deletion was not observed")
+	}
+	exp.ExpectDeletion("ns/o1", "uid-b")
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: child("b", "o1")})
+	if !exp.Satisfied("ns/o1") {
+		t.Error("the removal was not observed")
+	}
+	h.OnUpdate(child("c", "o2"), child("c", "o3")) // o2 lost c to o3: both queued
+	h.OnAdd(child("d", ""), false)
+	h.OnUpdate(child("d", ""), child("d", ""))
+	if want := []string{"d", "d"}; !slices.Equal(orphans, want) {
+		t.Errorf("orphans %v, want %v", orphans, want)
+	}
+	if got := q.Len(); got != 3 {
+		t.Errorf("%d keys queued, want 3 (ns/o1, ns/o2, ns/o3)", got)
 	}
 }
