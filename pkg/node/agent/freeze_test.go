@@ -20,11 +20,11 @@ func TestFreezeUnfreeze(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	// No guest agent: the freeze fails with libvirt's reason, and nothing is frozen.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, virt.ErrNoGuestAgent) {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, virt.ErrNoGuestAgent) {
 		t.Errorf("freeze without a guest agent: err = %v, want ErrNoGuestAgent", err)
 	}
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
 	if !e.daemon.Domain(domain).FSFrozen {
@@ -43,7 +43,7 @@ func TestFreezeUnfreeze(t *testing.T) {
 	if c := e.condition(kubevirtv1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("AgentConnected %+v while frozen, want True (from before the freeze)", c)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatalf("unfreeze: %v", err)
 	}
 	e.sync()
@@ -54,10 +54,10 @@ func TestFreezeUnfreeze(t *testing.T) {
 		t.Errorf("fsFreezeStatus %q after the unfreeze, want empty", got)
 	}
 	// A paused guest's agent cannot answer.
-	if err := e.agent.Pause(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Pause(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, streamserver.ErrConflict) {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("freeze of a paused guest: err = %v, want ErrConflict", err)
 	}
 }
@@ -68,7 +68,7 @@ func TestUnfreezeTimeout(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -84,13 +84,13 @@ func TestUnfreezeTimeout(t *testing.T) {
 	}
 
 	// Freeze with a timeout, unfreeze, freeze without one: the first timer must not thaw.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -127,7 +127,7 @@ func TestThawOutlivesTheAgent(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.daemon.Domain(domain).Notes[thawNote]; got != e.now.Add(time.Hour).Format(time.RFC3339Nano) {
@@ -152,16 +152,16 @@ func TestThawOutlivesTheAgent(t *testing.T) {
 	}
 
 	// A freeze without timeout after one with: no note, nothing thaws it.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if note, ok := e.daemon.Domain(domain).Notes[thawNote]; ok {
 		t.Errorf("thaw note %q after a freeze without timeout", note)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
 }

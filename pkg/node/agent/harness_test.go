@@ -20,6 +20,7 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt/fake"
@@ -94,7 +95,7 @@ func (e *env) newAgent() *Agent {
 		Store:    store,
 		Dial:     e.daemon.Dial,
 		BuildDomain: func(vmi *kubevirtv1.VirtualMachineInstance, facts DomainFacts) (string, []byte, error) {
-			name := DomainName(vmi.Namespace, vmi.Name)
+			name := convert.DomainName(vmi.Namespace, vmi.Name)
 			return name, []byte(fmt.Sprintf(`<domain type="qemu"><name>%s</name><metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata></domain>`, name, vmi.UID)), nil
 		},
 		CloudInitISO: func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data CloudInitData) ([]byte, error) {
@@ -156,11 +157,7 @@ func (e *env) newAgent() *Agent {
 		},
 	})
 	e.t.Cleanup(func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, l := range a.launchers {
-			l.close()
-		}
+		a.launchers.closeAll()
 		a.queue.ShutDown()
 	})
 	return a
@@ -255,7 +252,7 @@ func (e *env) markPodReady(uid types.UID) {
 // sync runs one reconcile of the VMI.
 func (e *env) sync() time.Duration {
 	e.t.Helper()
-	after, err := e.agent.sync(context.Background(), key)
+	after, err := e.agent.instances.sync(context.Background(), key)
 	if err != nil {
 		e.t.Fatalf("sync: %v", err)
 	}
@@ -290,8 +287,8 @@ func (e *env) condition(t kubevirtv1.VirtualMachineInstanceConditionType) *kubev
 // captureFacts makes the agent's BuildDomain record the facts of its last call.
 func (e *env) captureFacts() *DomainFacts {
 	facts := &DomainFacts{}
-	build := e.agent.cfg.BuildDomain
-	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
+	build := e.agent.instances.buildDomain
+	e.agent.instances.buildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
 		*facts = f
 		return build(v, f)
 	}

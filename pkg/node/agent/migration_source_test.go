@@ -78,7 +78,7 @@ func (e *env) waitTransferEnded() {
 	e.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		m := e.agent.migrationOf(vmUID)
+		m := e.agent.source.migrationOf(vmUID)
 		if m == nil {
 			e.t.Fatal("no migration in the agent")
 		}
@@ -117,7 +117,7 @@ func hasCall(calls []string, prefix string) bool {
 
 func TestMigrationSourceSucceeds(t *testing.T) {
 	e := startRunning(t)
-	e.agent.cfg.Migration.BandwidthMiB = 64
+	e.agent.source.cfg.BandwidthMiB = 64
 	release, started := e.blockMigrations(false)
 	e.migrateTo()
 	e.sync()
@@ -224,7 +224,7 @@ func TestMigrationSourceSucceeds(t *testing.T) {
 	if n := countCalls(e.daemon.Calls(), "Start "); n != 1 {
 		t.Errorf("%d starts, want the one before the migration: %v", n, e.daemon.Calls())
 	}
-	if e.agent.attached(vmUID) != nil {
+	if e.agent.launchers.get(vmUID) != nil {
 		t.Error("the agent still holds the source launcher")
 	}
 }
@@ -344,7 +344,7 @@ func TestMigrationTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			tt.cfg(&e.agent.cfg.Migration)
+			tt.cfg(&e.agent.source.cfg)
 			e.addVMI(scheduledVMI())
 			e.addLauncher(true)
 			e.sync()

@@ -180,7 +180,7 @@ func Run(ctx context.Context, o *Options) error {
 	go hb.Run(ctx)
 
 	if tlsFiles != nil {
-		srv, err := streamServer(o, tlsFiles, a)
+		srv, err := streamServer(o, tlsFiles, a.Backend())
 		if err != nil {
 			return err
 		}
