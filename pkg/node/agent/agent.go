@@ -43,7 +43,7 @@ func New(cfg Config) *Agent {
 	vmis := vmiFinder{node: cfg.NodeName, vmis: cfg.VMIs, targets: cfg.TargetVMIs}
 	rep := reporter{update: cfg.UpdateStatus, record: cfg.Event}
 	secrets := secretReader{get: cfg.GetSecret}
-	freezes := &freezer{now: cfg.Now, enqueue: enqueue}
+	freezes := &freezer{now: cfg.Now, timers: cfg.Timers, enqueue: enqueue}
 	launchers := newLauncherSet(cfg.Locator, cfg.Dial, cfg.Store, enqueue, freezes.resumeThaw)
 	prep := &domainPreparer{secrets: secrets, cloudInitISO: cfg.CloudInitISO, createOverlay: cfg.CreateOverlay,
 		prepareNetwork: cfg.PrepareNetwork, seed: cfg.SeedCapabilities}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
@@ -101,6 +102,9 @@ type Config struct {
 	Event func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Timers runs the agent's timers, such as the automatic thaw of a freeze (the real clock
+	// when nil; tests step a fake one).
+	Timers clock.WithDelayedExecution
 }
 
 // MigrationConfig configures both ends of live migrations.
@@ -141,6 +145,9 @@ const (
 func (cfg Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Timers == nil {
+		cfg.Timers = clock.RealClock{}
 	}
 	m := &cfg.Migration
 	if m.ProgressTimeout <= 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
@@ -21,7 +22,7 @@ const thawNote = "thaw-at"
 type fsFreeze struct {
 	mu     sync.Mutex
 	frozen bool
-	thaw   *time.Timer
+	thaw   clock.Timer
 }
 
 // status is the VMI's status.fsFreezeStatus: "frozen", or empty (KubeVirt reports no "thawed").
@@ -56,6 +57,7 @@ func (f *fsFreeze) stopThaw() {
 // of the node agent.
 type freezer struct {
 	now     func() time.Time
+	timers  clock.WithDelayedExecution
 	enqueue func(key string)
 }
 
@@ -98,7 +100,7 @@ func (f *freezer) armThaw(logger klog.Logger, l *launcher, d time.Duration) {
 	if l.freeze.thaw != nil {
 		l.freeze.thaw.Stop()
 	}
-	l.freeze.thaw = time.AfterFunc(d, func() { f.autoThaw(logger, l) })
+	l.freeze.thaw = f.timers.AfterFunc(d, func() { f.autoThaw(logger, l) })
 }
 
 // resumeThaw arms the thaw of a freeze that a previous node agent process started (its note

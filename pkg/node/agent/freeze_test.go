@@ -71,12 +71,14 @@ func TestUnfreezeTimeout(t *testing.T) {
 	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.daemon.Domain(domain).FSFrozen {
-		if time.Now().After(deadline) {
-			t.Fatal("still frozen 10 s after an unfreeze timeout of 50ms")
-		}
-		time.Sleep(10 * time.Millisecond)
+	e.timers.Step(49 * time.Millisecond)
+	if !e.daemon.Domain(domain).FSFrozen {
+		t.Fatal("thawed before the unfreeze timeout of 50ms")
+	}
+	// The fake clock runs the timer's function before Step returns.
+	e.timers.Step(time.Millisecond)
+	if e.daemon.Domain(domain).FSFrozen {
+		t.Fatal("still frozen once the unfreeze timeout of 50ms passed")
 	}
 	e.sync()
 	if got := e.getVMI().Status.FSFreezeStatus; got != "" {
@@ -93,7 +95,10 @@ func TestUnfreezeTimeout(t *testing.T) {
 	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.timers.Step(time.Hour)
+	if e.timers.HasWaiters() {
+		t.Error("a timer is still armed after a freeze without timeout")
+	}
 	if !e.daemon.Domain(domain).FSFrozen {
 		t.Error("a cancelled unfreeze timer thawed a later freeze")
 	}
@@ -137,18 +142,10 @@ func TestThawOutlivesTheAgent(t *testing.T) {
 	e.agent = e.newAgent()
 	e.now = e.now.Add(time.Hour + time.Minute)
 	e.sync()
-	// The thaw runs on its timer: wait for it to have thawed and removed the note.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d := e.daemon.Domain(domain)
-		note, noted := d.Notes[thawNote]
-		if !d.FSFrozen && !noted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("10 s after a restarted agent attached: frozen %t, thaw note %q; want thawed, no note", d.FSFrozen, note)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The thaw runs on its timer, armed to fire at once: the fake clock runs it when stepped.
+	e.timers.Step(0)
+	if d := e.daemon.Domain(domain); d.FSFrozen || d.Notes[thawNote] != "" {
+		t.Fatalf("a restarted agent attached after the thaw time: frozen %t, thaw note %q; want thawed, no note", d.FSFrozen, d.Notes[thawNote])
 	}
 
 	// A freeze without timeout after one with: no note, nothing thaws it.

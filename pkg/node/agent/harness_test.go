@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
@@ -51,7 +52,9 @@ type env struct {
 	pods     cache.Indexer
 	secrets  map[string]*corev1.Secret
 	now      time.Time
-	agent    *Agent
+	// timers runs the agents' timers; tests step it.
+	timers *testingclock.FakeClock
+	agent  *Agent
 
 	mu       sync.Mutex
 	writes   []kubevirtv1.VirtualMachineInstanceStatus
@@ -78,6 +81,7 @@ func newEnv(t *testing.T) *env {
 		secrets: map[string]*corev1.Secret{},
 		now:     time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 	}
+	e.timers = testingclock.NewFakeClock(e.now)
 	e.agent = e.newAgent()
 	return e
 }
@@ -150,6 +154,7 @@ func (e *env) newAgent() *Agent {
 			ConfirmTimeout: confirmTimeout,
 			Poll:           10 * time.Millisecond,
 		},
+		Timers: e.timers,
 		Now: func() time.Time {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -293,4 +298,17 @@ func (e *env) captureFacts() *DomainFacts {
 		return build(v, f)
 	}
 	return facts
+}
+
+// waitClosed waits until the attachment l is closed (nil: there is none).
+func (e *env) waitClosed(l *launcher) {
+	e.t.Helper()
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.closed:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the launcher attachment was not closed")
+	}
 }

@@ -54,14 +54,22 @@ type launcher struct {
 	// guestInterfaces is what the guest agent last said of the guest's interfaces (sync
 	// workers only).
 	guestInterfaces []virt.GuestInterface
+	// closed is closed once the attachment is (tests wait for an asynchronous drop).
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
+// close ends the attachment: the thaw timer, the console, the event watch,
+// the connection and the open volumes. Later calls do nothing.
 func (l *launcher) close() {
-	l.freeze.stopThaw()
-	l.hub.Close()
-	l.stop()
-	_ = l.conn.Close()
-	_ = l.fs.Close()
+	l.closeOnce.Do(func() {
+		l.freeze.stopThaw()
+		l.hub.Close()
+		l.stop()
+		_ = l.conn.Close()
+		_ = l.fs.Close()
+		close(l.closed)
+	})
 }
 
 // launcherSet holds the agent's attachments to launcher pods, by VMI uid,
@@ -112,7 +120,7 @@ func (s *launcherSet) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 		_ = fs.Close()
 		return nil, fmt.Errorf("%w: connecting to libvirt of pod %s: %v", podfs.ErrNotReady, pod.Name, err)
 	}
-	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn,
+	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn, closed: make(chan struct{}),
 		blockVolumes: launcherpod.BlockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
 	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return s.openConsole(socket, domain) })

@@ -76,19 +76,14 @@ func (e *env) blockMigrations(abortable bool) (release func(error), started chan
 // waitTransferEnded waits until the agent's transfer of the VMI ended.
 func (e *env) waitTransferEnded() {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		m := e.agent.source.migrationOf(vmUID)
-		if m == nil {
-			e.t.Fatal("no migration in the agent")
-		}
-		if m.finished() {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the transfer did not end")
-		}
-		time.Sleep(5 * time.Millisecond)
+	m := e.agent.source.migrationOf(vmUID)
+	if m == nil {
+		e.t.Fatal("no migration in the agent")
+	}
+	select {
+	case <-m.done:
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("the transfer did not end")
 	}
 }
 

@@ -268,12 +268,10 @@ func TestDeletedVMIStoppedByTheLauncher(t *testing.T) {
 			if err := e.pods.Update(pod); err != nil {
 				e.t.Fatal(err)
 			}
+			l := e.agent.launchers.get(vmUID)
 			e.daemon.Kill()
 			// The close event drops the connection asynchronously.
-			deadline := time.Now().Add(5 * time.Second)
-			for e.agent.launchers.get(vmUID) != nil && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			e.waitClosed(l)
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -390,12 +388,10 @@ func TestLauncherGone(t *testing.T) {
 
 func TestLauncherDaemonDies(t *testing.T) {
 	e := startRunning(t)
+	l := e.agent.launchers.get(vmUID)
 	e.daemon.Kill()
 	// The close event drops the connection asynchronously.
-	deadline := time.Now().Add(5 * time.Second)
-	for e.agent.launchers.get(vmUID) != nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	e.waitClosed(l)
 	if e.agent.launchers.get(vmUID) != nil {
 		t.Fatal("connection to a dead daemon kept")
 	}
