@@ -22,7 +22,7 @@
 //   - launcherSet (launchers.go): the connections to the launchers' libvirt
 //     daemons, their event watches and ready markers;
 //   - instanceSync (instance_sync.go): the sync decision for a VMI of this node;
-//   - domainPreparer (disks.go, network.go, qemucaps.go): what a launcher pod
+//   - domainPreparer (disks.go, network.go, seedcaps.go): what a launcher pod
 //     needs before a domain is defined or migrated there;
 //   - guestInfo (status.go, domainstatus.go, guestcredentials.go): the status
 //     of a running VMI and what its guest agent reports or is told;

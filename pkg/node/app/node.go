@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
 )
 
@@ -37,10 +36,7 @@ func cpuModels(ctx context.Context, dir string, emulation bool) []string {
 	if dir == "" {
 		return nil
 	}
-	kind := launcherpod.QEMUCapabilitiesKVM
-	if emulation {
-		kind = launcherpod.QEMUCapabilitiesTCG
-	}
+	kind := qemucaps.Kind(emulation)
 	models, err := qemucaps.UsableCPUModels(dir, kind)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "No CPU models to label the node with: guests that name a CPU model will not be scheduled here")

@@ -78,7 +78,7 @@ type Options struct {
 	MigrationCompletionTimeoutPerGiB time.Duration
 	MigrationBandwidthMiB            uint64
 	// QEMUCapabilitiesDir is where the DaemonSet's probe writes libvirt's QEMU capabilities
-	// for this node (pkg/launcherpod/qemucaps.go); "" disables seeding launchers with them.
+	// for this node (package qemucaps); "" disables seeding launchers with them.
 	QEMUCapabilitiesDir string
 }
 
