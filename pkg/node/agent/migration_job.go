@@ -179,12 +179,13 @@ func (s *migrationSource) startMigration(ctx context.Context, vmi *kubevirtv1.Vi
 
 // runMigration runs the transfer and watches it: progress and completion
 // timeouts and abort requests stop it with virDomainAbortJob. conn is the
-// migration's own connection: libvirt serves the progress and abort calls
-// while the migration call blocks on it.
+// migration's own connection (closed at the end), of which it uses the
+// Migrator: libvirt serves the progress and abort calls while the migration
+// call blocks on it.
 func (s *migrationSource) runMigration(ctx context.Context, logger klog.Logger, key string, m *migration, conn virt.Conn, proxy *tunnel.Proxy, completion time.Duration) {
-	observer := conn
+	observer := conn.Migrator
 	result := make(chan error, 1)
-	go func() { result <- conn.Migrate(m.domain, s.migrateParams(m.sharedDisks)) }()
+	go func() { result <- observer.Migrate(m.domain, s.migrateParams(m.sharedDisks)) }()
 	logger.Info("Migration started", "domain", m.domain, "completionTimeout", completion, "progressTimeout", s.cfg.ProgressTimeout)
 
 	tick := time.NewTicker(s.cfg.Poll)
