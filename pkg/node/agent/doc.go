@@ -30,7 +30,7 @@
 //   - migrationSource (migration_source.go, migration_job.go) and
 //     migrationTarget (migration_target.go, tunnels.go): the two ends of a
 //     live migration;
-//   - commands and guestStreams (commands.go, screenshot.go): the requests of
+//   - commands and guestStreams (commands.go, streams.go, screenshot.go): the requests of
 //     the stream server (Agent.Backend).
 //
 // They stay one package because they share the launcher attachment and the

@@ -103,6 +103,12 @@ func (s *instanceSync) sync(ctx context.Context, key string) (time.Duration, err
 		return s.launcherMissing(ctx, vmi, rec, "launcher pod is gone")
 	}
 	rec.PodUID = pod.UID
+	return s.syncDomain(ctx, vmi, pod, rec)
+}
+
+// syncDomain attaches to the VMI's launcher pod and brings its domain one step
+// closer: started once, observed while active, finished once stopped.
+func (s *instanceSync) syncDomain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, rec domains.Record) (time.Duration, error) {
 	l, err := s.launchers.attach(ctx, vmi, pod, rec.Domain)
 	if errors.Is(err, podfs.ErrNotReady) {
 		if rec.Started || vmi.Status.Phase == kubevirtv1.Running {
