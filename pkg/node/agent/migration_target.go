@@ -52,13 +52,15 @@ type migrationTarget struct {
 	prepare   *domainPreparer
 	report    reporter
 	tunnels   *tunnelSet
+	// redial waits between attempts to reach a target launcher's socket.
+	redial redialAfter
 }
 
 // newMigrationTarget returns a target with no open tunnels.
 func newMigrationTarget(node, endpoint string, locator podfs.Locator, pods corelisters.PodLister, targets listers.VirtualMachineInstanceLister,
 	now func() time.Time, launchers *launcherSet, prepare *domainPreparer, report reporter) *migrationTarget {
 	return &migrationTarget{node: node, endpoint: endpoint, locator: locator, pods: pods, targets: targets, now: now,
-		launchers: launchers, prepare: prepare, report: report, tunnels: newTunnelSet()}
+		launchers: launchers, prepare: prepare, report: report, tunnels: newTunnelSet(), redial: redialPause}
 }
 
 // sync plays the target's part of a migration: prepare the target
@@ -232,16 +234,30 @@ func (t *migrationTarget) MigrationTunnel(ctx context.Context, migrationUID type
 	if ch != streams.ChannelLibvirt {
 		socket = dir.Path(MigrationDir + "/" + ch.Socket())
 	}
-	conn, err := dialWaiting(ctx, socket, tunnelDialWait)
+	conn, err := dialWaiting(ctx, socket, tunnelDialWait, t.redial)
 	if err != nil {
 		return nil, fmt.Errorf("connecting the %s channel of migration %s to the target launcher: %w", ch, migrationUID, err)
 	}
 	return t.tunnels.track(migrationUID, conn), nil
 }
 
-// dialWaiting connects to a unix socket, retrying while it does not exist
-// or does not accept yet.
-func dialWaiting(ctx context.Context, socket string, wait time.Duration) (net.Conn, error) {
+// redialAfter waits between two attempts of dialWaiting; its error (ctx's)
+// ends the attempts.
+type redialAfter func(ctx context.Context) error
+
+// redialPause waits 100 ms, or until ctx ends.
+func redialPause(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(100 * time.Millisecond):
+		return nil
+	}
+}
+
+// dialWaiting connects to a unix socket, retrying after redial while it does
+// not exist or does not accept yet.
+func dialWaiting(ctx context.Context, socket string, wait time.Duration, redial redialAfter) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var d net.Dialer
@@ -253,10 +269,8 @@ func dialWaiting(ctx context.Context, socket string, wait time.Duration) (net.Co
 		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+		if redial(ctx) != nil {
 			return nil, err
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

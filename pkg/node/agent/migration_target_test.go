@@ -221,13 +221,17 @@ func TestMigrationTunnelBackend(t *testing.T) {
 	if got := read(streams.ChannelLibvirt); got != "libvirtd" {
 		t.Errorf("libvirt channel reached %q, want the target launcher's libvirt socket", got)
 	}
-	// The target QEMU listens a moment after the source asked for it.
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		serve(MigrationDir+"/qemu.sock", "qemu")
-	}()
-	if got := read(streams.ChannelQEMU); got != "qemu" {
-		t.Errorf("qemu channel reached %q", got)
+	// The target QEMU listens a moment after the source asked for it: once the first attempt
+	// found no socket.
+	redials := 0
+	e.agent.target.redial = func(context.Context) error {
+		if redials++; redials == 1 {
+			serve(MigrationDir+"/qemu.sock", "qemu")
+		}
+		return nil
+	}
+	if got := read(streams.ChannelQEMU); got != "qemu" || redials != 1 {
+		t.Errorf("qemu channel reached %q after %d redials, want qemu after 1", got, redials)
 	}
 
 	e.updateVMI(func(v *kubevirtv1.VirtualMachineInstance) { v.Status.MigrationState.Completed = true })
