@@ -159,7 +159,9 @@ func (s *migrationSource) startMigration(ctx context.Context, vmi *kubevirtv1.Vi
 	ms := vmi.Status.MigrationState
 	logger := klog.FromContext(ctx).WithValues("migration", ms.MigrationUID, "target", ms.TargetNode, "targetAddress", ms.TargetNodeAddress)
 	endpoint, muid := ms.TargetNodeAddress, ms.MigrationUID
-	proxy, err := tunnel.Listen(l.fs.Private.HostPath(MigrationDir), func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
+	// The tunnels live until the transfer ends and closes the proxy, also
+	// while it is being aborted because ctx ended.
+	proxy, err := tunnel.Listen(context.WithoutCancel(ctx), l.fs.Private.HostPath(MigrationDir), func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
 		return s.cfg.DialTunnel(ctx, endpoint, streams.MigrationTarget{UID: muid, Channel: ch})
 	}, logger)
 	if err != nil {

@@ -121,7 +121,7 @@ func longDir(t *testing.T) string {
 func listen(t *testing.T, endpoint string, cfg *tls.Config, uid types.UID) (*Proxy, string) {
 	t.Helper()
 	dir := longDir(t)
-	p, err := Listen(dir, func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
+	p, err := Listen(t.Context(), dir, func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
 		return streams.DialTunnel(ctx, endpoint, cfg, streams.MigrationTarget{UID: uid, Channel: ch})
 	}, klog.Background())
 	if err != nil {
