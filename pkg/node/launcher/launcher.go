@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // ErrLibvirtdExited is returned by Run when the libvirt daemon dies: the virtual machine cannot
@@ -20,6 +21,8 @@ type Launcher struct {
 	opts Options
 	dial DialFunc
 	log  klog.Logger
+	// clock times the retries of the DHCP loop (the real clock when nil; tests step a fake one).
+	clock clock.Clock
 }
 
 // New checks opts (after filling in the defaults) and returns a launcher that connects to its
@@ -32,7 +35,7 @@ func New(opts Options, dial DialFunc, log klog.Logger) (*Launcher, error) {
 	if dial == nil {
 		dial = DialLibvirt
 	}
-	return &Launcher{opts: opts, dial: dial, log: log}, nil
+	return &Launcher{opts: opts, dial: dial, log: log, clock: clock.RealClock{}}, nil
 }
 
 // Options returns the launcher's completed options.
