@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,6 +36,8 @@ type fakeHypervisor struct {
 	events    bool
 	listeners map[int]func()
 	nextID    int
+	// dials counts the test's dials of the daemon.
+	dials atomic.Int32
 	// lists counts the listings; listed is broadcast (on mu) after each.
 	lists  int
 	listed *sync.Cond

@@ -156,8 +156,11 @@ func TestRun(t *testing.T) {
 		name:     "SIGTERM before libvirtd answers",
 		libvirtd: "exec sleep 60",
 		dialErr:  boom,
-		during: func(_ *testing.T, _ *fakeHypervisor, cancel context.CancelFunc) {
-			time.Sleep(200 * time.Millisecond)
+		during: func(t *testing.T, h *fakeHypervisor, cancel context.CancelFunc) {
+			// Once the launcher has tried, and tries again.
+			if !waitFor(5*time.Second, func() bool { return h.dials.Load() >= 2 }) {
+				t.Error("the launcher did not dial libvirtd twice")
+			}
 			cancel()
 		},
 	}}
@@ -168,6 +171,7 @@ func TestRun(t *testing.T) {
 			opts := testOptions(t, dir, tt.libvirtd)
 			opts.StartTimeout = tt.startTimeout
 			dial := func(uri string) (Hypervisor, error) {
+				h.dials.Add(1)
 				if want := "qemu+unix:///system?socket=" + filepath.Join(dir, "run", "libvirt", "libvirt-sock"); uri != want {
 					t.Errorf("dialled %q, want %q", uri, want)
 				}
