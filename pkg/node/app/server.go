@@ -47,10 +47,11 @@ func Run(ctx context.Context, o *Options) error {
 	return srv.Run(ctx)
 }
 
-// tlsServer is an HTTPS server of the agent and what it serves.
+// tlsServer is an HTTPS server of the agent, what it serves and what its start logs.
 type tlsServer struct {
 	what string
 	srv  *http.Server
+	log  []any
 }
 
 // Server is the node agent, built and not started: the reconcile loop and its
@@ -105,13 +106,13 @@ func (c CompletedConfig) build(events *cmdutil.Events) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.servers = append(s.servers, tlsServer{"stream server", stream})
+	s.servers = append(s.servers, tlsServer{"stream server", stream, []any{"advertised", c.Endpoint}})
 	if c.MetricsAddress != "" {
 		metrics, err := metricsServer(c.MetricsAddress, c.TLS, c.Kube, nodemetrics.NewCollector(c.NodeName, a.DomainStats))
 		if err != nil {
 			return nil, err
 		}
-		s.servers = append(s.servers, tlsServer{"metrics server", metrics})
+		s.servers = append(s.servers, tlsServer{"metrics server", metrics, []any{"path", metricsserver.Path}})
 	}
 	return s, nil
 }
@@ -132,7 +133,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	go s.heartbeat.Run(ctx)
 	for _, ts := range s.servers {
-		logger.Info("Serving", "server", ts.what, "address", ts.srv.Addr, "advertised", c.Endpoint, "metricsPath", metricsserver.Path)
+		logger.Info("Serving", append([]any{"server", ts.what, "address", ts.srv.Addr}, ts.log...)...)
 		serveTLS(ctx, ts.srv, ts.what, errs)
 	}
 	if len(s.servers) == 0 {
