@@ -1,6 +1,8 @@
-// Package app is the command line of nativevirt-controller: its options, and the wiring of the
-// informers, the VM, VMI, replica set, migration and node heartbeat controllers, the event recorders and
-// leader election (a Lease), so that two replicas can run and only one acts.
+// Package app is the command line of nativevirt-controller, as one chain like pkg/apiserver/app's:
+// Options (flags, options.go) → Config (clients and settings, config.go) → CompletedConfig →
+// Server (server.go: the metrics and health endpoints and leader election on a Lease, so that two
+// replicas can run and only one acts), which runs the Controllers (controllers.go: the informers,
+// the VM, VMI, replica set, migration and node heartbeat controllers and their event recorders).
 package app
 
 import (

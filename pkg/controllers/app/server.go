@@ -2,26 +2,17 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
-	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
 	ctrlmetrics "github.com/nativevirt/nativevirt/pkg/controllers/metrics"
-	"github.com/nativevirt/nativevirt/pkg/metricsserver"
 )
 
 // NewCommand is the nativevirt-controller command; it runs until ctx ends.
@@ -36,76 +27,102 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	})
 }
 
-// Run runs the controllers until ctx ends, under leader election when enabled.
+// Run runs the controllers until ctx ends, under leader election when enabled:
+// options → config → completed config → server.
 func Run(ctx context.Context, o *Options) error {
-	logger := klog.FromContext(ctx)
-	cfg, err := cmdutil.RESTConfig(o.Kubeconfig)
+	cfg, err := o.Config()
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	cfg.UserAgent = "nativevirt-controller"
-	kube, err := kubernetes.NewForConfig(cfg)
+	completed, err := cfg.Complete()
 	if err != nil {
 		return err
 	}
-	kv, err := versioned.NewForConfig(cfg)
+	srv, err := completed.New()
 	if err != nil {
 		return err
 	}
+	return srv.Run(ctx)
+}
 
-	collector := &ctrlmetrics.Collector{}
-	stopMetrics, err := serveMetrics(ctx, o.MetricsAddr, kube, collector)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	var elector *leaderelection.LeaderElector
-	runControllers := func(ctx context.Context) error {
-		ctrls, err := NewControllers(kube, kv, o.launcherConfig(), o.Migration)
-		if err != nil {
-			return err
+// Server is nativevirt-controller, built and not started: the metrics and
+// health endpoints and, when leader election is on, the elector that runs the
+// controllers while this replica leads.
+type Server struct {
+	cfg       *completedConfig
+	collector *ctrlmetrics.Collector
+	metrics   *http.Server
+	// lock is the leader Lease (nil: no leader election).
+	lock resourcelock.Interface
+}
+
+// New builds the server.
+func (c CompletedConfig) New() (*Server, error) {
+	s := &Server{cfg: c.completedConfig, collector: &ctrlmetrics.Collector{}}
+	if c.MetricsAddr != "" {
+		var err error
+		if s.metrics, err = metricsServer(c.MetricsAddr, c.Kube, s.collector); err != nil {
+			return nil, err
 		}
-		collector.Use(ctrls.Listers())
-		defer collector.Use(nil)
-		return ctrls.Run(ctx, o.Workers)
 	}
-	if !o.LeaderElect {
-		stopHealth := serveHealth(ctx, o.HealthAddr, nil)
-		defer stopHealth()
-		return runControllers(ctx)
+	if le := c.LeaderElection; le != nil {
+		var err error
+		s.lock, err = resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
+			c.Kube.CoreV1(), c.Kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: le.Identity})
+		if err != nil {
+			return nil, err
+		}
 	}
+	return s, nil
+}
 
-	identity, err := os.Hostname()
+// Run serves the endpoints and runs the controllers until ctx ends; with
+// leader election, only while this replica leads.
+func (s *Server) Run(ctx context.Context) error {
+	defer serveMetrics(ctx, s.metrics)()
+	if s.lock == nil {
+		defer serveHealth(ctx, s.cfg.HealthAddr, nil)()
+		return s.runControllers(ctx)
+	}
+	return s.runElected(ctx)
+}
+
+// runControllers builds the controllers and runs them until ctx ends.
+func (s *Server) runControllers(ctx context.Context) error {
+	c := s.cfg
+	ctrls, err := NewControllers(c.Kube, c.KubeVirt, c.Launcher, c.Migration)
 	if err != nil {
 		return err
 	}
-	identity += "_" + uuid.NewString()
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaderElectNamespace, o.LeaderElectName,
-		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
-	if err != nil {
-		return err
-	}
+	s.collector.Use(ctrls.Listers())
+	defer s.collector.Use(nil)
+	return ctrls.Run(ctx, c.Workers)
+}
+
+// runElected runs the controllers while this replica holds the leader Lease.
+func (s *Server) runElected(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	le := s.cfg.LeaderElection
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	var runErr error
-	elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   o.LeaseDuration,
-		RenewDeadline:   o.RenewDeadline,
-		RetryPeriod:     o.RetryPeriod,
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            s.lock,
+		LeaseDuration:   le.LeaseDuration,
+		RenewDeadline:   le.RenewDeadline,
+		RetryPeriod:     le.RetryPeriod,
 		ReleaseOnCancel: true,
 		WatchDog:        watchdog,
-		Name:            o.LeaderElectName,
+		Name:            le.Name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				logger.Info("Leading; starting the controllers", "identity", identity)
-				runErr = runControllers(ctx)
+				logger.Info("Leading; starting the controllers", "identity", le.Identity)
+				runErr = s.runControllers(ctx)
 			},
 			OnStoppedLeading: func() {
-				logger.Info("Stopped leading", "identity", identity)
+				logger.Info("Stopped leading", "identity", le.Identity)
 			},
 			OnNewLeader: func(current string) {
-				if current != identity {
+				if current != le.Identity {
 					logger.Info("Another replica leads", "leader", current)
 				}
 			},
@@ -114,8 +131,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	stopHealth := serveHealth(ctx, o.HealthAddr, watchdog)
-	defer stopHealth()
+	defer serveHealth(ctx, s.cfg.HealthAddr, watchdog)()
 	elector.Run(ctx)
 	if runErr != nil {
 		return runErr
@@ -126,70 +142,4 @@ func Run(ctx context.Context, o *Options) error {
 		return errors.New("lost the leader lease")
 	}
 	return nil
-}
-
-// serveMetrics serves the collector on addr over HTTPS with a self-signed certificate (as
-// kube-controller-manager does without --tls-cert-file) until ctx ends; it returns a function that
-// stops it.
-func serveMetrics(ctx context.Context, addr string, kube kubernetes.Interface, c *ctrlmetrics.Collector) (func(), error) {
-	if addr == "" {
-		return func() {}, nil
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		host = "nativevirt-controller"
-	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, []string{"nativevirt-controller"})
-	if err != nil {
-		return nil, fmt.Errorf("the metrics endpoint's self-signed certificate: %w", err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := metricsserver.Server(addr, cert, kube, c)
-	if err != nil {
-		return nil, err
-	}
-	srv.BaseContext = func(net.Listener) context.Context { return ctx }
-	go func() {
-		klog.FromContext(ctx).Info("Metrics served", "address", addr, "path", metricsserver.Path)
-		if err := srv.ListenAndServeTLS("", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Metrics endpoint failed", "addr", addr)
-		}
-	}()
-	return func() { _ = srv.Close() }, nil
-}
-
-// serveHealth serves /healthz (failing when a leader stopped renewing its lease) and /readyz on
-// addr until ctx ends; it returns a function that stops it.
-func serveHealth(ctx context.Context, addr string, watchdog *leaderelection.HealthzAdaptor) func() {
-	if addr == "" {
-		return func() {}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if watchdog != nil {
-			if err := watchdog.Check(r); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.FromContext(ctx).Error(err, "Health endpoint failed", "addr", addr)
-		}
-	}()
-	return func() {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			klog.FromContext(ctx).Error(fmt.Errorf("stopping the health endpoint: %w", err), "")
-		}
-	}
 }

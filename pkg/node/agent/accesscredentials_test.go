@@ -53,7 +53,7 @@ func TestAccessCredentialKeysInTheMetaData(t *testing.T) {
 	vmi2.Spec.AccessCredentials = []kubevirtv1.AccessCredential{keysFrom("missing", true)}
 	e2.addVMI(vmi2)
 	e2.addLauncher(true)
-	if _, err := e2.agent.sync(t.Context(), key); err == nil {
+	if _, err := e2.agent.instances.sync(t.Context(), key); err == nil {
 		t.Fatal("sync succeeded without the credential's secret")
 	}
 	e2.onlyDialed()

@@ -1,223 +1,75 @@
-// Package agent is the reconcile loop of nativevirt-handler, the node agent.
-//
-// It watches the VMIs whose status.nodeName is this node (a field selector
-// served by the apiserver) and their launcher pods, and for each one:
-// attaches to the launcher's libvirt daemon through the pod's private
-// emptyDir, prepares local disks (emptyDisk files, cloud-init ISOs), defines
-// and starts the domain once, keeps the VMI status (phase, interfaces,
-// conditions, guest OS) in step with the domain, and shuts the guest down
-// within its grace period when the VMI is deleted. Lifecycle events from
-// libvirt and a periodic resync feed the queue; the domain checkpoint
-// (package domains) makes restarts of the agent invisible to the guests.
-//
-// It also watches the VMIs whose migration target is this node (label
-// kubevirt.io/migrationTargetNodeName) and plays both ends of a live
-// migration: as target it prepares the target launcher and accepts the
-// source agent's tunnels; as source it runs the libvirt migration through
-// them (see migration_source.go for the rule that keeps one running copy).
-//
-// Files: agent.go (queue and wiring), launchers.go (connections to launcher
-// daemons), reconcile.go (the sync decision), status.go (status computation),
-// disks.go (local disk preparation), network.go (pod network preparation),
-// commands.go (pause/unpause/softreboot, console and VNC for the stream
-// server), migration_target.go (target side and its tunnels),
-// migration_source.go (source-side decisions), migration_job.go (the running
-// transfer).
 package agent
 
 import (
 	"context"
 	"fmt"
-	"net"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
-	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
-	"github.com/nativevirt/nativevirt/pkg/node/podfs"
-	"github.com/nativevirt/nativevirt/pkg/node/virt"
-	"github.com/nativevirt/nativevirt/pkg/streams"
+	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 )
 
-// DomainFacts are what the agent found out locally that the domain XML needs.
-type DomainFacts struct {
-	// DiskFormats maps the names of file-backed volumes found in the disks
-	// volume (containerDisk images) to their format, "raw" or "qcow2".
-	DiskFormats map[string]string
-	// BlockVolumes names the claim volumes the launcher pod attaches as block
-	// devices (/dev/<volume>) instead of mounting a filesystem.
-	BlockVolumes map[string]bool
-	// SharedVolumes names its ReadWriteMany claim volumes (other nodes attach
-	// the same data; a live migration leaves them in place).
-	SharedVolumes map[string]bool
-}
-
-// BuildDomainFunc converts a VMI into its libvirt domain name and XML.
-type BuildDomainFunc func(vmi *kubevirtv1.VirtualMachineInstance, facts DomainFacts) (name string, xml []byte, err error)
-
-// CloudInitKind says which cloud-init data source an ISO is for.
-type CloudInitKind string
-
-// Cloud-init data sources.
-const (
-	// NoCloud: volume label cidata, files user-data, meta-data, network-config.
-	NoCloud CloudInitKind = "NoCloud"
-	// ConfigDrive: volume label config-2, OpenStack layout.
-	ConfigDrive CloudInitKind = "ConfigDrive"
-)
-
-// CloudInitData is the resolved content of a cloud-init volume.
-type CloudInitData struct {
-	// UserData and NetworkData are the volume's (from the spec or its secrets).
-	UserData, NetworkData []byte
-	// PublicKeys are the SSH public keys of the instance's accessCredentials that propagate
-	// through this kind of volume, by name: the meta-data's public keys.
-	PublicKeys map[string]string
-}
-
-// CloudInitISOFunc renders the cloud-init ISO image of a VMI (with its
-// instance metadata) from the resolved data.
-type CloudInitISOFunc func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data CloudInitData) ([]byte, error)
-
-// Config is everything the agent depends on; function fields keep the
-// reconcile logic testable without a cluster or libvirt.
-type Config struct {
-	// NodeName is this node.
-	NodeName string
-	// Locator finds launcher pod volumes under the kubelet root.
-	Locator podfs.Locator
-	// Store is the domain checkpoint.
-	Store *domains.Store
-	// Dial connects to a launcher's libvirt daemon.
-	Dial virt.DialFunc
-	// BuildDomain converts a VMI into domain XML.
-	BuildDomain BuildDomainFunc
-	// CloudInitISO renders cloud-init ISOs.
-	CloudInitISO CloudInitISOFunc
-	// PrepareNetwork prepares the pod network in a launcher pod before the
-	// domain is defined there (nil: nothing to prepare).
-	PrepareNetwork PrepareNetworkFunc
-	// DialGuest connects to a port of the guest from inside a launcher pod (nil: port
-	// forwarding is not available on this node).
-	DialGuest DialGuestFunc
-	// SeedCapabilities gives a launcher the node's QEMU capabilities before the first define
-	// (nil: libvirt probes QEMU in every launcher pod).
-	SeedCapabilities SeedCapabilitiesFunc
-	// VMIs lists the VMIs of this node.
-	VMIs listers.VirtualMachineInstanceLister
-	// Pods lists the launcher pods of this node.
-	Pods corelisters.PodLister
-	// UpdateStatus writes a VMI's status subresource.
-	UpdateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error
-	// GetSecret reads a Secret (cloud-init secretRef).
-	GetSecret func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-	// CreateOverlay creates the qcow2 image overlay backed by backing (both
-	// host paths; the backing file is recorded by its base name, relative to
-	// the overlay) in backingFormat, raw or qcow2.
-	CreateOverlay func(overlay, backing, backingFormat string) error
-	// TargetVMIs lists the VMIs whose migration target is this node (label
-	// kubevirt.io/migrationTargetNodeName); nil: this node is never a target.
-	TargetVMIs listers.VirtualMachineInstanceLister
-	// Migration configures live migration.
-	Migration MigrationConfig
-	// Event records an event on a VMI (nil: no events).
-	Event func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string)
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
-
-// MigrationConfig configures both ends of live migrations.
-type MigrationConfig struct {
-	// Endpoint is this agent's stream endpoint ("host:port") as other node
-	// agents reach it; empty disables migrations to this node.
-	Endpoint string
-	// DialTunnel opens a migration tunnel to the target agent at endpoint;
-	// nil disables migrations from this node.
-	DialTunnel func(ctx context.Context, endpoint string, t streams.MigrationTarget) (net.Conn, error)
-	// ProgressTimeout aborts a migration whose remaining data did not shrink
-	// for that long (DefaultProgressTimeout when zero).
-	ProgressTimeout time.Duration
-	// CompletionTimeoutPerGiB bounds a migration's duration per GiB of guest
-	// memory, at least one GiB's worth (DefaultCompletionTimeoutPerGiB when zero).
-	CompletionTimeoutPerGiB time.Duration
-	// ConfirmTimeout is how long the source waits, once its guest is gone or
-	// paused by a migration, for the target agent to report the guest
-	// running before it declares the migration failed (DefaultConfirmTimeout
-	// when zero).
-	ConfirmTimeout time.Duration
-	// Poll is how often a running migration's progress is checked (one
-	// second when zero).
-	Poll time.Duration
-	// BandwidthMiB caps each migration from this node in MiB/s; 0 leaves it
-	// unlimited.
-	BandwidthMiB uint64
-}
-
-// Migration defaults (KubeVirt's timeouts).
-const (
-	DefaultProgressTimeout         = 150 * time.Second
-	DefaultCompletionTimeoutPerGiB = 150 * time.Second
-	DefaultConfirmTimeout          = 2 * time.Minute
-)
-
-// Agent reconciles the VMIs of one node.
+// Agent reconciles the VMIs of one node: it owns the work queue and wires
+// the parts that do the work (see the package documentation).
 type Agent struct {
-	cfg   Config
-	queue workqueue.TypedRateLimitingInterface[string]
+	nodeName string
+	store    *domains.Store
+	queue    workqueue.TypedRateLimitingInterface[string]
 
-	// ctx lives as long as Run (background before): migrations run on it.
-	ctx context.Context
-
-	mu        sync.Mutex
-	launchers map[types.UID]*launcher // by VMI uid
-	// migrations are the outgoing migrations of this process, by VMI uid.
-	migrations map[types.UID]*migration
-	// tunnels are the open incoming migration tunnels, by migration uid.
-	tunnels map[types.UID]map[net.Conn]struct{}
-	// ready reports launchers' ready markers as they appear (nil: the
-	// waitForLauncher poll alone notices them). Set by Run.
-	ready *podfs.ReadyWatch
+	launchers *launcherSet
+	instances *instanceSync
+	source    *migrationSource
+	target    *migrationTarget
+	commands  *commands
+	guest     *guestStreams
 }
 
 // New returns an agent; call Run to start it.
 func New(cfg Config) *Agent {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	m := &cfg.Migration
-	if m.ProgressTimeout <= 0 {
-		m.ProgressTimeout = DefaultProgressTimeout
-	}
-	if m.CompletionTimeoutPerGiB <= 0 {
-		m.CompletionTimeoutPerGiB = DefaultCompletionTimeoutPerGiB
-	}
-	if m.ConfirmTimeout <= 0 {
-		m.ConfirmTimeout = DefaultConfirmTimeout
-	}
-	if m.Poll <= 0 {
-		m.Poll = time.Second
-	}
+	cfg = cfg.withDefaults()
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "vmi"})
+	enqueue := func(key string) { queue.Add(key) }
+	vmis := vmiFinder{node: cfg.NodeName, vmis: cfg.VMIs, targets: cfg.TargetVMIs}
+	rep := reporter{update: cfg.UpdateStatus, record: cfg.Event}
+	secrets := secretReader{get: cfg.GetSecret}
+	freezes := &freezer{now: cfg.Now, timers: cfg.Timers, enqueue: enqueue}
+	launchers := newLauncherSet(cfg.Locator, cfg.Dial, cfg.Store, enqueue, freezes.resumeThaw)
+	prep := &domainPreparer{secrets: secrets, cloudInitISO: cfg.CloudInitISO, createOverlay: cfg.CreateOverlay,
+		prepareNetwork: cfg.PrepareNetwork, seed: cfg.SeedCapabilities}
+	source := newMigrationSource(cfg.NodeName, cfg.Migration, cfg.Dial, cfg.Now, launchers, rep, enqueue)
+	target := newMigrationTarget(cfg.NodeName, cfg.Migration.Endpoint, cfg.Locator, cfg.Pods, cfg.TargetVMIs, cfg.Now,
+		launchers, prep, rep)
+	finder := domainFinder{node: cfg.NodeName, vmis: cfg.VMIs, launchers: launchers}
 	return &Agent{
-		cfg: cfg,
-		ctx: context.Background(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "vmi"}),
-		launchers:  map[types.UID]*launcher{},
-		migrations: map[types.UID]*migration{},
-		tunnels:    map[types.UID]map[net.Conn]struct{}{},
+		nodeName:  cfg.NodeName,
+		store:     cfg.Store,
+		queue:     queue,
+		launchers: launchers,
+		instances: &instanceSync{node: cfg.NodeName, store: cfg.Store, pods: cfg.Pods, buildDomain: cfg.BuildDomain,
+			now: cfg.Now, vmis: vmis, report: rep, launchers: launchers, prepare: prep, source: source, target: target,
+			status: &guestInfo{now: cfg.Now, freezes: freezes, secrets: secrets}},
+		source:   source,
+		target:   target,
+		commands: &commands{domains: finder, freezes: freezes, enqueue: enqueue},
+		guest:    &guestStreams{domains: finder, dialGuest: cfg.DialGuest},
 	}
+}
+
+// Backend is what the agent serves to the stream server: commands, streams and
+// queries on the VMIs of this node, and tunnels of migrations to it.
+func (a *Agent) Backend() streamserver.Backend {
+	return streamserver.Backend{Commands: a.commands, Streams: a.guest, GuestQueries: a.guest, Tunnels: a.target}
 }
 
 // AddEventHandlers makes VMI and launcher pod changes enqueue their VMI.
@@ -281,50 +133,34 @@ func vmiNameOfPod(pod *corev1.Pod) string {
 
 // Run processes the queue with workers until ctx ends, after the informers
 // behind synced have synced. Every resync it also forgets checkpoints of VMIs
-// that no longer exist.
+// that no longer exist. Migrations started by the workers run on ctx: they
+// are aborted when it ends.
 func (a *Agent) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) error {
 	defer utilruntime.HandleCrash()
 	defer a.queue.ShutDown()
 	logger := klog.FromContext(ctx)
-	a.mu.Lock()
-	a.ctx = ctx
-	a.mu.Unlock()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("informer caches did not sync")
 	}
 	// Checkpointed VMIs first: re-attach to their domains promptly.
-	for _, r := range a.cfg.Store.List() {
+	for _, r := range a.store.List() {
 		a.queue.Add(r.Key())
 	}
-	if err := a.watchReadyMarkers(); err != nil {
+	if err := a.launchers.watchReadyMarkers(); err != nil {
 		logger.Error(err, "Launchers' ready markers are noticed by polling only")
 	}
-	defer a.stopWatchingReadyMarkers()
-	logger.Info("Node agent started", "node", a.cfg.NodeName, "checkpoints", len(a.cfg.Store.List()))
+	defer a.launchers.stopWatchingReadyMarkers()
+	logger.Info("Node agent started", "node", a.nodeName, "checkpoints", len(a.store.List()))
 	for i := 0; i < workers; i++ {
 		go wait.UntilWithContext(ctx, a.runWorker, time.Second)
 	}
 	go wait.UntilWithContext(ctx, a.collectGarbage, time.Minute)
 	<-ctx.Done()
-	a.mu.Lock()
-	for uid, l := range a.launchers {
-		l.close()
-		delete(a.launchers, uid)
-	}
-	migrations := a.migrations
-	a.migrations = map[types.UID]*migration{}
-	a.mu.Unlock()
+	a.launchers.closeAll()
 	// Running migrations abort on ctx; give them a moment to end (libvirt
 	// resumes the source guest) and their tunnels to close.
-	wait := time.After(30 * time.Second)
-	for _, m := range migrations {
-		select {
-		case <-m.done:
-		case <-wait:
-			logger.Info("A migration did not end after its abort", "migration", m.uid)
-		}
-	}
-	a.closeAllTunnels()
+	a.source.awaitAll(logger, time.After(30*time.Second))
+	a.target.tunnels.closeAll()
 	return nil
 }
 
@@ -339,10 +175,10 @@ func (a *Agent) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer a.queue.Done(key)
-	after, err := a.sync(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmi", key)), key)
+	after, err := a.instances.sync(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("vmi", key)), key)
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Syncing VMI", "vmi", key)
-		a.syncFailed(key, err)
+		a.instances.syncFailed(key, err)
 		a.queue.AddRateLimited(key)
 		return true
 	}
@@ -355,7 +191,7 @@ func (a *Agent) processNextWorkItem(ctx context.Context) bool {
 
 // collectGarbage forgets checkpoints and connections of VMIs that are gone.
 func (a *Agent) collectGarbage(ctx context.Context) {
-	for _, r := range a.cfg.Store.List() {
+	for _, r := range a.store.List() {
 		a.queue.Add(r.Key())
 	}
 }

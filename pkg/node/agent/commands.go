@@ -4,27 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
-	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/streamserver"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
-	"github.com/nativevirt/nativevirt/pkg/streams"
 )
 
-var _ streamserver.Backend = &Agent{}
+var _ streamserver.Commands = &commands{}
 
-// target finds the running domain of a VMI for a command.
-func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstance, *launcher, virt.DomainInfo, error) {
-	vmi, err := a.cfg.VMIs.VirtualMachineInstances(namespace).Get(name)
+// domainFinder finds the running domain of a VMI of this node for a command,
+// a stream or a query.
+type domainFinder struct {
+	node      string
+	vmis      listers.VirtualMachineInstanceLister
+	launchers *launcherSet
+}
+
+// target finds the domain of a VMI and its state.
+func (d domainFinder) target(namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstance, *launcher, virt.DomainInfo, error) {
+	vmi, err := d.vmis.VirtualMachineInstances(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, d.node, streamserver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, nil, virt.DomainInfo{}, err
@@ -32,17 +38,17 @@ func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.Virtu
 	if vmi.UID != uid {
 		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s has uid %s, not %s: %w", namespace, name, vmi.UID, uid, streamserver.ErrConflict)
 	}
-	if vmi.Status.NodeName != a.cfg.NodeName {
-		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+	if vmi.Status.NodeName != d.node {
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("VMI %s/%s is not on node %s: %w", namespace, name, d.node, streamserver.ErrNotFound)
 	}
-	l := a.attached(uid)
+	l := d.launchers.get(uid)
 	if l == nil && vmi.Status.Phase == kubevirtv1.Running {
 		// The VMI runs here but this agent holds no connection to its launcher: it has just
 		// (re)started and not re-attached yet. The caller should retry, not give up.
-		return nil, nil, virt.DomainInfo{}, fmt.Errorf("the node agent of node %s has not attached to the domain of VMI %s/%s yet, retry: %w", a.cfg.NodeName, namespace, name, streamserver.ErrUnavailable)
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("the node agent of node %s has not attached to the domain of VMI %s/%s yet, retry: %w", d.node, namespace, name, streamserver.ErrUnavailable)
 	}
 	if l == nil {
-		return nil, nil, virt.DomainInfo{}, fmt.Errorf("no domain for VMI %s/%s on node %s: %w", namespace, name, a.cfg.NodeName, streamserver.ErrNotFound)
+		return nil, nil, virt.DomainInfo{}, fmt.Errorf("no domain for VMI %s/%s on node %s: %w", namespace, name, d.node, streamserver.ErrNotFound)
 	}
 	info, err := l.conn.Info(l.domain)
 	if errors.Is(err, virt.ErrNotFound) {
@@ -54,9 +60,9 @@ func (a *Agent) target(namespace, name string, uid types.UID) (*kubevirtv1.Virtu
 	return vmi, l, info, nil
 }
 
-// runningTarget finds the domain of a VMI for a stream or a query, which need it running.
-func (a *Agent) runningTarget(namespace, name string, uid types.UID) (*launcher, error) {
-	_, l, info, err := a.target(namespace, name, uid)
+// running finds the domain of a VMI for a stream or a query, which need it running.
+func (d domainFinder) running(namespace, name string, uid types.UID) (*launcher, error) {
+	_, l, info, err := d.target(namespace, name, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +72,17 @@ func (a *Agent) runningTarget(namespace, name string, uid types.UID) (*launcher,
 	return l, nil
 }
 
+// commands run the pause, unpause, softreboot, freeze and unfreeze requests
+// of the stream server on the domains of this node.
+type commands struct {
+	domains domainFinder
+	freezes *freezer
+	enqueue func(key string)
+}
+
 // command runs do on the VMI's launcher when allowed says the domain's state permits it.
-func (a *Agent) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(*launcher) error) error {
-	_, l, info, err := a.target(namespace, name, uid)
+func (c *commands) command(ctx context.Context, what, namespace, name string, uid types.UID, allowed func(virt.DomainInfo) error, do func(*launcher) error) error {
+	_, l, info, err := c.domains.target(namespace, name, uid)
 	if err != nil {
 		return err
 	}
@@ -79,7 +93,7 @@ func (a *Agent) command(ctx context.Context, what, namespace, name string, uid t
 		return fmt.Errorf("%s VMI %s/%s: %w", what, namespace, name, err)
 	}
 	klog.FromContext(ctx).Info("Command done", "command", what, "vmi", klog.KRef(namespace, name))
-	a.queue.Add(l.key)
+	c.enqueue(l.key)
 	return nil
 }
 
@@ -93,9 +107,9 @@ func runningNotPaused(info virt.DomainInfo) error {
 	return errors.New("VMI is not running")
 }
 
-// Pause implements streamserver.Backend.
-func (a *Agent) Pause(ctx context.Context, namespace, name string, uid types.UID) error {
-	return a.command(ctx, "pause", namespace, name, uid, func(info virt.DomainInfo) error {
+// Pause implements streamserver.Commands.
+func (c *commands) Pause(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.command(ctx, "pause", namespace, name, uid, func(info virt.DomainInfo) error {
 		if info.State == virt.StatePaused {
 			return errors.New("VMI is already paused")
 		}
@@ -108,9 +122,9 @@ func onDomain(call func(virt.Conn, string) error) func(*launcher) error {
 	return func(l *launcher) error { return call(l.conn, l.domain) }
 }
 
-// Unpause implements streamserver.Backend.
-func (a *Agent) Unpause(ctx context.Context, namespace, name string, uid types.UID) error {
-	return a.command(ctx, "unpause", namespace, name, uid, func(info virt.DomainInfo) error {
+// Unpause implements streamserver.Commands.
+func (c *commands) Unpause(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.command(ctx, "unpause", namespace, name, uid, func(info virt.DomainInfo) error {
 		if info.State != virt.StatePaused {
 			return errors.New("VMI is not paused")
 		}
@@ -118,91 +132,23 @@ func (a *Agent) Unpause(ctx context.Context, namespace, name string, uid types.U
 	}, onDomain(virt.Conn.Resume))
 }
 
-// SoftReboot implements streamserver.Backend.
-func (a *Agent) SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error {
-	return a.command(ctx, "softreboot", namespace, name, uid, runningNotPaused, onDomain(virt.Conn.Reboot))
+// SoftReboot implements streamserver.Commands.
+func (c *commands) SoftReboot(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.command(ctx, "softreboot", namespace, name, uid, runningNotPaused, onDomain(virt.Conn.Reboot))
 }
 
-// Console implements streamserver.Backend: a session on the VMI's shared console.
-func (a *Agent) Console(_ context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error) {
-	l, err := a.runningTarget(namespace, name, uid)
-	if err != nil {
-		return nil, err
-	}
-	return l.hub.Attach()
+// Freeze implements streamserver.Commands: the guest agent freezes the guest's file systems;
+// after unfreezeTimeout (0: never) the node agent thaws them unless Unfreeze came first.
+func (c *commands) Freeze(ctx context.Context, namespace, name string, uid types.UID, unfreezeTimeout time.Duration) error {
+	return c.command(ctx, "freeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
+		return c.freezes.freeze(ctx, l, unfreezeTimeout)
+	})
 }
 
-// VNC implements streamserver.Backend: a new connection to QEMU's VNC socket.
-func (a *Agent) VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error) {
-	l, err := a.runningTarget(namespace, name, uid)
-	if err != nil {
-		return nil, err
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", l.fs.Private.Path(podfs.VNCSocket))
-}
-
-// PortForward implements streamserver.Backend: a new connection to a port of the guest, made
-// from inside its launcher pod.
-func (a *Agent) PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error) {
-	l, err := a.runningTarget(namespace, name, uid)
-	if err != nil {
-		return nil, err
-	}
-	if a.cfg.DialGuest == nil {
-		return nil, fmt.Errorf("the node agent of node %s cannot forward ports: %w", a.cfg.NodeName, streamserver.ErrConflict)
-	}
-	conn, err := a.cfg.DialGuest(ctx, l.fs.Private.Path(podfs.LibvirtSocket), port)
-	if err != nil {
-		// The guest refused or did not answer: the caller asked for a port nothing serves.
-		return nil, fmt.Errorf("connecting to port %s of VMI %s/%s: %v: %w", port, namespace, name, err, streamserver.ErrConflict)
-	}
-	return conn, nil
-}
-
-// GuestAgentInfo implements streamserver.Backend: what the guest agent reports, in KubeVirt's
-// kind. A guest without a (responsive) guest agent is a conflict, as in KubeVirt.
-func (a *Agent) GuestAgentInfo(_ context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error) {
-	l, err := a.runningTarget(namespace, name, uid)
-	if err != nil {
-		return nil, err
-	}
-	gi, err := l.conn.GuestInfo(l.domain)
-	if errors.Is(err, virt.ErrNoGuestAgent) {
-		return nil, fmt.Errorf("VMI %s/%s does not have guest agent connected: %w", namespace, name, streamserver.ErrConflict)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return guestAgentInfo(gi), nil
-}
-
-// guestAgentInfo is KubeVirt's form of what libvirt read from the guest agent: the time zone as
-// "name, offset", login times in seconds.
-func guestAgentInfo(gi virt.GuestInfo) *kubevirtv1.VirtualMachineInstanceGuestAgentInfo {
-	out := &kubevirtv1.VirtualMachineInstanceGuestAgentInfo{
-		GAVersion:      gi.AgentVersion,
-		Hostname:       gi.Hostname,
-		OS:             guestOSInfo(gi.OS),
-		FSFreezeStatus: gi.FSFreezeStatus,
-	}
-	for _, c := range gi.Commands {
-		out.SupportedCommands = append(out.SupportedCommands, kubevirtv1.GuestAgentCommandInfo{Name: c.Name, Enabled: c.Enabled})
-	}
-	if gi.TimezoneName != "" {
-		out.Timezone = fmt.Sprintf("%s, %d", gi.TimezoneName, gi.TimezoneOffset)
-	}
-	for _, u := range gi.Users {
-		out.UserList = append(out.UserList, kubevirtv1.VirtualMachineInstanceGuestOSUser{
-			UserName: u.Name, Domain: u.Domain, LoginTime: float64(u.LoginTime) / 1000})
-	}
-	for _, fs := range gi.FileSystems {
-		f := kubevirtv1.VirtualMachineInstanceFileSystem{DiskName: fs.Name, MountPoint: fs.MountPoint,
-			FileSystemType: fs.Type, UsedBytes: int(fs.UsedBytes), TotalBytes: int(fs.TotalBytes)}
-		for _, serial := range fs.DiskSerials {
-			f.Disk = append(f.Disk, kubevirtv1.VirtualMachineInstanceFileSystemDisk{Serial: serial})
-		}
-		out.FSInfo.Filesystems = append(out.FSInfo.Filesystems, f)
-	}
-	return out
+// Unfreeze implements streamserver.Commands: the guest agent thaws the guest's file systems
+// (also when none were frozen, as the guest agent does).
+func (c *commands) Unfreeze(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.command(ctx, "unfreeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
+		return c.freezes.thaw(ctx, l)
+	})
 }

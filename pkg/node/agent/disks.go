@@ -31,14 +31,28 @@ const (
 
 var qcow2Magic = []byte{'Q', 'F', 'I', 0xfb}
 
-// prepareDisks creates what the domain's local volumes need in the disks
+// domainPreparer prepares what a launcher pod needs before a domain is
+// defined there or migrated into it: local disks, the pod network and the
+// node's QEMU capabilities.
+type domainPreparer struct {
+	secrets      secretReader
+	cloudInitISO CloudInitISOFunc
+	// createOverlay creates qcow2 overlays (nil: containerDisks that need one fail).
+	createOverlay func(overlay, backing, backingFormat string) error
+	// prepareNetwork prepares the pod network (nil: nothing to prepare).
+	prepareNetwork PrepareNetworkFunc
+	// seedCapabilities seeds libvirt's QEMU capabilities (nil: libvirt probes).
+	seed SeedCapabilitiesFunc
+}
+
+// disks creates what the domain's local volumes need in the disks
 // volume of the launcher: qcow2 overlays over the containerDisk images the
 // copy containers copied, sparse emptyDisk images and cloud-init ISOs; and it
 // reports the format of the containerDisk images. It runs before a domain is
 // defined and started, and on a migration target before the migration (whose
 // block copy then fills the overlays and emptyDisks); it never overwrites an
 // overlay or an emptyDisk a guest may already have written.
-func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, disks *podfs.Dir) (DomainFacts, error) {
+func (p *domainPreparer) disks(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, disks *podfs.Dir) (DomainFacts, error) {
 	facts := DomainFacts{DiskFormats: map[string]string{}}
 	for _, v := range vmi.Spec.Volumes {
 		dir := disks.Path(v.Name)
@@ -50,7 +64,7 @@ func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 			}
 			facts.DiskFormats[v.Name] = format
 			if convert.NeedsOverlay(vmi, v.Name) {
-				if err := a.createOverlay(disks, v.Name, format); err != nil {
+				if err := p.overlay(disks, v.Name, format); err != nil {
 					return facts, fmt.Errorf("containerDisk %s: %w", v.Name, err)
 				}
 			}
@@ -60,7 +74,7 @@ func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 			}
 			facts.DiskFormats[v.Name] = "raw"
 		case v.CloudInitNoCloud != nil, v.CloudInitConfigDrive != nil:
-			if err := a.writeCloudInit(ctx, vmi, v, dir); err != nil {
+			if err := p.writeCloudInit(ctx, vmi, v, dir); err != nil {
 				return facts, fmt.Errorf("cloud-init volume %s: %w", v.Name, err)
 			}
 		}
@@ -68,20 +82,20 @@ func (a *Agent) prepareDisks(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 	return facts, nil
 }
 
-// createOverlay creates <volume>/overlay.qcow2 over <volume>/disk.img
+// overlay creates <volume>/overlay.qcow2 over <volume>/disk.img
 // unless it exists.
-func (a *Agent) createOverlay(disks *podfs.Dir, volume, format string) error {
+func (p *domainPreparer) overlay(disks *podfs.Dir, volume, format string) error {
 	overlay := path.Join(volume, convert.OverlayFile)
 	if disks.Exists(overlay) {
 		return nil
 	}
-	if a.cfg.CreateOverlay == nil {
+	if p.createOverlay == nil {
 		return fmt.Errorf("no way to create the overlay %s", disks.HostPath(overlay))
 	}
 	// Created under a temporary name: a crash midway leaves no half image
 	// that a later attempt would take for a good one.
 	tmp := path.Join(volume, "."+convert.OverlayFile+".tmp")
-	if err := a.cfg.CreateOverlay(disks.HostPath(tmp), disks.HostPath(path.Join(volume, DiskImage)), format); err != nil {
+	if err := p.createOverlay(disks.HostPath(tmp), disks.HostPath(path.Join(volume, DiskImage)), format); err != nil {
 		return fmt.Errorf("creating the overlay: %w", err)
 	}
 	return os.Rename(disks.Path(tmp), disks.Path(overlay))
@@ -128,7 +142,7 @@ func createSparse(dir string, size int64) error {
 }
 
 // writeCloudInit renders the volume's ISO into dir/cloudinit.iso.
-func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, v kubevirtv1.Volume, dir string) error {
+func (p *domainPreparer) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, v kubevirtv1.Volume, dir string) error {
 	kind := NoCloud
 	var src cloudInitSource
 	if v.CloudInitNoCloud != nil {
@@ -139,14 +153,14 @@ func (a *Agent) writeCloudInit(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 		s := v.CloudInitConfigDrive
 		src = cloudInitSource{s.UserData, s.UserDataBase64, secretName(s.UserDataSecretRef), s.NetworkData, s.NetworkDataBase64, secretName(s.NetworkDataSecretRef)}
 	}
-	data, err := a.resolveCloudInit(ctx, vmi.Namespace, src)
+	data, err := p.resolveCloudInit(ctx, vmi.Namespace, src)
 	if err != nil {
 		return err
 	}
-	if data.PublicKeys, err = a.publicKeys(ctx, vmi, kind); err != nil {
+	if data.PublicKeys, err = p.publicKeys(ctx, vmi, kind); err != nil {
 		return err
 	}
-	iso, err := a.cfg.CloudInitISO(kind, vmi, data)
+	iso, err := p.cloudInitISO(kind, vmi, data)
 	if err != nil {
 		return err
 	}
@@ -175,32 +189,22 @@ func secretName(ref *corev1.LocalObjectReference) string {
 
 // resolveCloudInit picks inline, base64 or Secret data as KubeVirt does.
 // There is no size cap: the ISO holds whatever the user gave.
-func (a *Agent) resolveCloudInit(ctx context.Context, ns string, src cloudInitSource) (CloudInitData, error) {
+func (p *domainPreparer) resolveCloudInit(ctx context.Context, ns string, src cloudInitSource) (CloudInitData, error) {
 	var out CloudInitData
 	var err error
-	if out.UserData, err = a.pick(ctx, ns, src.userData, src.userDataBase64, src.userDataSecret, "userdata", "userData"); err != nil {
+	if out.UserData, err = p.pick(ctx, ns, src.userData, src.userDataBase64, src.userDataSecret, "userdata", "userData"); err != nil {
 		return out, fmt.Errorf("user data: %w", err)
 	}
-	if out.NetworkData, err = a.pick(ctx, ns, src.networkData, src.networkDataBase64, src.networkDataSecret, "networkdata", "networkData"); err != nil {
+	if out.NetworkData, err = p.pick(ctx, ns, src.networkData, src.networkDataBase64, src.networkDataSecret, "networkdata", "networkData"); err != nil {
 		return out, fmt.Errorf("network data: %w", err)
 	}
 	return out, nil
 }
 
-// secretData reads the data of a Secret in the VMI's namespace (cloud-init data, access
-// credentials), naming the secret when it cannot.
-func (a *Agent) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	s, err := a.cfg.GetSecret(ctx, namespace, name)
-	if err != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", name, err)
-	}
-	return s.Data, nil
-}
-
-func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys ...string) ([]byte, error) {
+func (p *domainPreparer) pick(ctx context.Context, ns, inline, b64, secret string, keys ...string) ([]byte, error) {
 	switch {
 	case secret != "":
-		data, err := a.secretData(ctx, ns, secret)
+		data, err := p.secrets.data(ctx, ns, secret)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +230,7 @@ func (a *Agent) pick(ctx context.Context, ns, inline, b64, secret string, keys .
 // through a cloud-init volume of kind (noCloud, configDrive), as KubeVirt does: every value of
 // each secret is a key, named by its secret key (the secret's name is added when two secrets
 // use the same key). nil when there are none.
-func (a *Agent) publicKeys(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, kind CloudInitKind) (map[string]string, error) {
+func (p *domainPreparer) publicKeys(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, kind CloudInitKind) (map[string]string, error) {
 	var keys map[string]string
 	for _, c := range vmi.Spec.AccessCredentials {
 		k := c.SSHPublicKey
@@ -238,7 +242,7 @@ func (a *Agent) publicKeys(ctx context.Context, vmi *kubevirtv1.VirtualMachineIn
 			continue
 		}
 		name := k.Source.Secret.SecretName
-		data, err := a.secretData(ctx, vmi.Namespace, name)
+		data, err := p.secrets.data(ctx, vmi.Namespace, name)
 		if err != nil {
 			return nil, fmt.Errorf("access credentials: %w", err)
 		}

@@ -10,10 +10,10 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
-// domainStatus is what KubeVirt reports of the running domain: the machine type, the CPU
+// domain is what KubeVirt reports of the running domain: the machine type, the CPU
 // topology, the memory, the disks' guest devices, how a migration would move the guest, and the
 // launcher's user and SELinux context (the launcher runs QEMU as root, without SELinux labels).
-func (a *Agent) domainStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus) {
+func (g *guestInfo) domain(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus) {
 	d := l.details.Load()
 	if d == nil {
 		fresh, err := l.conn.Details(l.domain)

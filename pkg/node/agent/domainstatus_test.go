@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
 
@@ -17,8 +18,8 @@ import (
 // volume's guest device, and that a migration copies its empty disk (BlockMigration).
 func TestDomainStatus(t *testing.T) {
 	e := newEnv(t)
-	e.agent.cfg.BuildDomain = func(vmi *kubevirtv1.VirtualMachineInstance, _ DomainFacts) (string, []byte, error) {
-		name := DomainName(vmi.Namespace, vmi.Name)
+	e.agent.instances.buildDomain = func(vmi *kubevirtv1.VirtualMachineInstance, _ DomainFacts) (string, []byte, error) {
+		name := convert.DomainName(vmi.Namespace, vmi.Name)
 		return name, fmt.Appendf(nil, `<domain type="qemu"><name>%s</name>
 			<metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata>
 			<currentMemory unit="KiB">131072</currentMemory><vcpu>2</vcpu>

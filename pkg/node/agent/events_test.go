@@ -26,9 +26,9 @@ func TestEvents(t *testing.T) {
 	}
 
 	// A failed sync names its error; a conflict (the VMI changed meanwhile) is only retried.
-	e.agent.syncFailed(key, errors.New(`preparing disks: cloud-init volume ci: user data: reading secret ud: secrets "ud" not found`))
-	e.agent.syncFailed(key, apierrors.NewConflict(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachineinstances"}, vmName, errors.New("modified")))
-	e.agent.syncFailed(ns+"/gone", errors.New("no VMI to record it on"))
+	e.agent.instances.syncFailed(key, errors.New(`preparing disks: cloud-init volume ci: user data: reading secret ud: secrets "ud" not found`))
+	e.agent.instances.syncFailed(key, apierrors.NewConflict(schema.GroupResource{Group: "kubevirt.io", Resource: "virtualmachineinstances"}, vmName, errors.New("modified")))
+	e.agent.instances.syncFailed(ns+"/gone", errors.New("no VMI to record it on"))
 	if diff := cmp.Diff([]string{
 		`vm Warning SyncFailed: preparing disks: cloud-init volume ci: user data: reading secret ud: secrets "ud" not found`,
 	}, e.recorded()); diff != "" {

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
@@ -22,7 +22,7 @@ const thawNote = "thaw-at"
 type fsFreeze struct {
 	mu     sync.Mutex
 	frozen bool
-	thaw   *time.Timer
+	thaw   clock.Timer
 }
 
 // status is the VMI's status.fsFreezeStatus: "frozen", or empty (KubeVirt reports no "thawed").
@@ -52,43 +52,60 @@ func (f *fsFreeze) stopThaw() {
 	}
 }
 
-// Freeze implements streamserver.Backend: the guest agent freezes the guest's file systems;
-// after unfreezeTimeout (0: never) the node agent thaws them unless Unfreeze came first.
-func (a *Agent) Freeze(ctx context.Context, namespace, name string, uid types.UID, unfreezeTimeout time.Duration) error {
-	return a.command(ctx, "freeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
-		l.freeze.stopThaw()
-		err := l.conn.FreezeFileSystems(l.domain)
-		_ = a.refreshFreeze(ctx, l)
-		if err != nil {
-			return err
-		}
-		if unfreezeTimeout == 0 {
-			// Frozen until unfreeze: an earlier freeze's thaw time no longer applies.
-			a.forgetThaw(ctx, l)
-		} else {
-			at := a.cfg.Now().Add(unfreezeTimeout)
-			if err := l.conn.SetNote(l.domain, thawNote, at.UTC().Format(time.RFC3339Nano)); err != nil {
-				klog.FromContext(ctx).Error(err, "Recording when the freeze ends: a restart of the node agent before then would keep the guest frozen", "domain", l.domain)
-			}
-			a.armThaw(klog.FromContext(ctx), l, unfreezeTimeout)
-		}
+// freezer freezes and thaws guests' file systems through their guest agent
+// and thaws them by itself after an unfreeze timeout, also across restarts
+// of the node agent.
+type freezer struct {
+	now     func() time.Time
+	timers  clock.WithDelayedExecution
+	enqueue func(key string)
+}
+
+// freeze freezes the guest's file systems; after unfreezeTimeout (0: never)
+// they are thawed unless thaw came first.
+func (f *freezer) freeze(ctx context.Context, l *launcher, unfreezeTimeout time.Duration) error {
+	l.freeze.stopThaw()
+	err := l.conn.FreezeFileSystems(l.domain)
+	_ = f.refresh(ctx, l)
+	if err != nil {
+		return err
+	}
+	if unfreezeTimeout == 0 {
+		// Frozen until unfreeze: an earlier freeze's thaw time no longer applies.
+		f.forgetThaw(ctx, l)
 		return nil
-	})
+	}
+	at := f.now().Add(unfreezeTimeout)
+	if err := l.conn.SetNote(l.domain, thawNote, at.UTC().Format(time.RFC3339Nano)); err != nil {
+		klog.FromContext(ctx).Error(err, "Recording when the freeze ends: a restart of the node agent before then would keep the guest frozen", "domain", l.domain)
+	}
+	f.armThaw(klog.FromContext(ctx), l, unfreezeTimeout)
+	return nil
+}
+
+// thaw thaws the guest's file systems (also when none were frozen, as the
+// guest agent does).
+func (f *freezer) thaw(ctx context.Context, l *launcher) error {
+	l.freeze.stopThaw()
+	f.forgetThaw(ctx, l)
+	err := l.conn.ThawFileSystems(l.domain)
+	_ = f.refresh(ctx, l)
+	return err
 }
 
 // armThaw thaws the guest after d.
-func (a *Agent) armThaw(logger klog.Logger, l *launcher, d time.Duration) {
+func (f *freezer) armThaw(logger klog.Logger, l *launcher, d time.Duration) {
 	l.freeze.mu.Lock()
 	defer l.freeze.mu.Unlock()
 	if l.freeze.thaw != nil {
 		l.freeze.thaw.Stop()
 	}
-	l.freeze.thaw = time.AfterFunc(d, func() { a.autoThaw(logger, l) })
+	l.freeze.thaw = f.timers.AfterFunc(d, func() { f.autoThaw(logger, l) })
 }
 
 // resumeThaw arms the thaw of a freeze that a previous node agent process started (its note
 // says when), or thaws at once when that time has passed.
-func (a *Agent) resumeThaw(ctx context.Context, l *launcher) {
+func (f *freezer) resumeThaw(ctx context.Context, l *launcher) {
 	note, err := l.conn.Note(l.domain, thawNote)
 	if err != nil || note == "" {
 		return
@@ -98,25 +115,13 @@ func (a *Agent) resumeThaw(ctx context.Context, l *launcher) {
 	if err != nil {
 		logger.Error(err, "Unreadable thaw time: thawing now", "domain", l.domain, "note", note)
 	}
-	left := max(at.Sub(a.cfg.Now()), 0)
+	left := max(at.Sub(f.now()), 0)
 	logger.Info("A freeze of the guest's file systems ends by itself", "domain", l.domain, "in", left)
-	a.armThaw(logger, l, left)
-}
-
-// Unfreeze implements streamserver.Backend: the guest agent thaws the guest's file systems
-// (also when none were frozen, as the guest agent does).
-func (a *Agent) Unfreeze(ctx context.Context, namespace, name string, uid types.UID) error {
-	return a.command(ctx, "unfreeze", namespace, name, uid, runningNotPaused, func(l *launcher) error {
-		l.freeze.stopThaw()
-		a.forgetThaw(ctx, l)
-		err := l.conn.ThawFileSystems(l.domain)
-		_ = a.refreshFreeze(ctx, l)
-		return err
-	})
+	f.armThaw(logger, l, left)
 }
 
 // autoThaw ends a freeze whose unfreeze timeout passed.
-func (a *Agent) autoThaw(logger klog.Logger, l *launcher) {
+func (f *freezer) autoThaw(logger klog.Logger, l *launcher) {
 	l.freeze.mu.Lock()
 	l.freeze.thaw = nil
 	l.freeze.mu.Unlock()
@@ -125,22 +130,22 @@ func (a *Agent) autoThaw(logger klog.Logger, l *launcher) {
 		logger.Error(err, "Thawing the guest's file systems after the unfreeze timeout", "domain", l.domain)
 	} else {
 		logger.Info("Thawed the guest's file systems: the unfreeze timeout passed", "domain", l.domain)
-		a.forgetThaw(ctx, l)
+		f.forgetThaw(ctx, l)
 	}
-	_ = a.refreshFreeze(ctx, l)
-	a.queue.Add(l.key)
+	_ = f.refresh(ctx, l)
+	f.enqueue(l.key)
 }
 
 // forgetThaw removes the thaw note.
-func (a *Agent) forgetThaw(ctx context.Context, l *launcher) {
+func (f *freezer) forgetThaw(ctx context.Context, l *launcher) {
 	if err := l.conn.SetNote(l.domain, thawNote, ""); err != nil {
 		klog.FromContext(ctx).V(2).Info("Removing the thaw note", "domain", l.domain, "err", err)
 	}
 }
 
-// refreshFreeze asks the guest agent whether the file systems are frozen; without an answer
+// refresh asks the guest agent whether the file systems are frozen; without an answer
 // (no agent) they are not.
-func (a *Agent) refreshFreeze(ctx context.Context, l *launcher) error {
+func (f *freezer) refresh(ctx context.Context, l *launcher) error {
 	status, err := l.conn.FileSystemFreezeStatus(l.domain)
 	if err != nil {
 		klog.FromContext(ctx).V(4).Info("Freeze status unknown", "domain", l.domain, "err", err)

@@ -20,11 +20,11 @@ func TestFreezeUnfreeze(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	// No guest agent: the freeze fails with libvirt's reason, and nothing is frozen.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, virt.ErrNoGuestAgent) {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, virt.ErrNoGuestAgent) {
 		t.Errorf("freeze without a guest agent: err = %v, want ErrNoGuestAgent", err)
 	}
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatalf("freeze: %v", err)
 	}
 	if !e.daemon.Domain(domain).FSFrozen {
@@ -43,7 +43,7 @@ func TestFreezeUnfreeze(t *testing.T) {
 	if c := e.condition(kubevirtv1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("AgentConnected %+v while frozen, want True (from before the freeze)", c)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatalf("unfreeze: %v", err)
 	}
 	e.sync()
@@ -54,10 +54,10 @@ func TestFreezeUnfreeze(t *testing.T) {
 		t.Errorf("fsFreezeStatus %q after the unfreeze, want empty", got)
 	}
 	// A paused guest's agent cannot answer.
-	if err := e.agent.Pause(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Pause(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, streamserver.ErrConflict) {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("freeze of a paused guest: err = %v, want ErrConflict", err)
 	}
 }
@@ -68,15 +68,17 @@ func TestUnfreezeTimeout(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.daemon.Domain(domain).FSFrozen {
-		if time.Now().After(deadline) {
-			t.Fatal("still frozen 10 s after an unfreeze timeout of 50ms")
-		}
-		time.Sleep(10 * time.Millisecond)
+	e.timers.Step(49 * time.Millisecond)
+	if !e.daemon.Domain(domain).FSFrozen {
+		t.Fatal("thawed before the unfreeze timeout of 50ms")
+	}
+	// The fake clock runs the timer's function before Step returns.
+	e.timers.Step(time.Millisecond)
+	if e.daemon.Domain(domain).FSFrozen {
+		t.Fatal("still frozen once the unfreeze timeout of 50ms passed")
 	}
 	e.sync()
 	if got := e.getVMI().Status.FSFreezeStatus; got != "" {
@@ -84,16 +86,19 @@ func TestUnfreezeTimeout(t *testing.T) {
 	}
 
 	// Freeze with a timeout, unfreeze, freeze without one: the first timer must not thaw.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.timers.Step(time.Hour)
+	if e.timers.HasWaiters() {
+		t.Error("a timer is still armed after a freeze without timeout")
+	}
 	if !e.daemon.Domain(domain).FSFrozen {
 		t.Error("a cancelled unfreeze timer thawed a later freeze")
 	}
@@ -127,7 +132,7 @@ func TestThawOutlivesTheAgent(t *testing.T) {
 	e := startRunning(t)
 	ctx := t.Context()
 	e.daemon.ConnectAgent(domain, demoOS)
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.daemon.Domain(domain).Notes[thawNote]; got != e.now.Add(time.Hour).Format(time.RFC3339Nano) {
@@ -137,31 +142,23 @@ func TestThawOutlivesTheAgent(t *testing.T) {
 	e.agent = e.newAgent()
 	e.now = e.now.Add(time.Hour + time.Minute)
 	e.sync()
-	// The thaw runs on its timer: wait for it to have thawed and removed the note.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d := e.daemon.Domain(domain)
-		note, noted := d.Notes[thawNote]
-		if !d.FSFrozen && !noted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("10 s after a restarted agent attached: frozen %t, thaw note %q; want thawed, no note", d.FSFrozen, note)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The thaw runs on its timer, armed to fire at once: the fake clock runs it when stepped.
+	e.timers.Step(0)
+	if d := e.daemon.Domain(domain); d.FSFrozen || d.Notes[thawNote] != "" {
+		t.Fatalf("a restarted agent attached after the thaw time: frozen %t, thaw note %q; want thawed, no note", d.FSFrozen, d.Notes[thawNote])
 	}
 
 	// A freeze without timeout after one with: no note, nothing thaws it.
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.agent.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
+	if err := e.agent.commands.Freeze(ctx, ns, vmName, vmUID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if note, ok := e.daemon.Domain(domain).Notes[thawNote]; ok {
 		t.Errorf("thaw note %q after a freeze without timeout", note)
 	}
-	if err := e.agent.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unfreeze(ctx, ns, vmName, vmUID); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -27,16 +27,16 @@ type guestCredentials struct {
 	passwords map[string]string
 }
 
-// readGuestCredentials reads the secrets of the instance's qemuGuestAgent credentials: every
+// readCredentials reads the secrets of the instance's qemuGuestAgent credentials: every
 // value of an SSH key secret is a key for each of the credential's users (sorted by secret
 // key); a password secret maps users to passwords. ok is false when there are none.
-func (a *Agent) readGuestCredentials(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (creds guestCredentials, ok bool, err error) {
+func (g *guestInfo) readCredentials(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (creds guestCredentials, ok bool, err error) {
 	creds = guestCredentials{keys: map[string][]string{}, passwords: map[string]string{}}
 	for _, c := range vmi.Spec.AccessCredentials {
 		switch {
 		case c.SSHPublicKey != nil && c.SSHPublicKey.PropagationMethod.QemuGuestAgent != nil && c.SSHPublicKey.Source.Secret != nil:
 			ok = true
-			data, err := a.secretData(ctx, vmi.Namespace, c.SSHPublicKey.Source.Secret.SecretName)
+			data, err := g.secrets.data(ctx, vmi.Namespace, c.SSHPublicKey.Source.Secret.SecretName)
 			if err != nil {
 				return creds, ok, err
 			}
@@ -51,7 +51,7 @@ func (a *Agent) readGuestCredentials(ctx context.Context, vmi *kubevirtv1.Virtua
 			}
 		case c.UserPassword != nil && c.UserPassword.PropagationMethod.QemuGuestAgent != nil && c.UserPassword.Source.Secret != nil:
 			ok = true
-			data, err := a.secretData(ctx, vmi.Namespace, c.UserPassword.Source.Secret.SecretName)
+			data, err := g.secrets.data(ctx, vmi.Namespace, c.UserPassword.Source.Secret.SecretName)
 			if err != nil {
 				return creds, ok, err
 			}
@@ -75,15 +75,15 @@ func (c guestCredentials) digest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// syncGuestCredentials writes the instance's qemuGuestAgent credentials into its guest when they
+// syncCredentials writes the instance's qemuGuestAgent credentials into its guest when they
 // changed since they were last written through l (a restarted agent writes them once more), and
 // returns the AccessCredentialsSynchronized condition; nil when the instance has none.
-func (a *Agent) syncGuestCredentials(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) *kubevirtv1.VirtualMachineInstanceCondition {
+func (g *guestInfo) syncCredentials(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) *kubevirtv1.VirtualMachineInstanceCondition {
 	failed := func(err error) *kubevirtv1.VirtualMachineInstanceCondition {
 		c := cond(kubevirtv1.VirtualMachineInstanceAccessCredentialsSynchronized, corev1.ConditionFalse, ReasonAccessCredentialsSyncFailed, err.Error())
 		return &c
 	}
-	creds, ok, err := a.readGuestCredentials(ctx, vmi)
+	creds, ok, err := g.readCredentials(ctx, vmi)
 	switch {
 	case !ok:
 		return nil

@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt/fake"
@@ -50,7 +52,9 @@ type env struct {
 	pods     cache.Indexer
 	secrets  map[string]*corev1.Secret
 	now      time.Time
-	agent    *Agent
+	// timers runs the agents' timers; tests step it.
+	timers *testingclock.FakeClock
+	agent  *Agent
 
 	mu       sync.Mutex
 	writes   []kubevirtv1.VirtualMachineInstanceStatus
@@ -77,6 +81,7 @@ func newEnv(t *testing.T) *env {
 		secrets: map[string]*corev1.Secret{},
 		now:     time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 	}
+	e.timers = testingclock.NewFakeClock(e.now)
 	e.agent = e.newAgent()
 	return e
 }
@@ -94,7 +99,7 @@ func (e *env) newAgent() *Agent {
 		Store:    store,
 		Dial:     e.daemon.Dial,
 		BuildDomain: func(vmi *kubevirtv1.VirtualMachineInstance, facts DomainFacts) (string, []byte, error) {
-			name := DomainName(vmi.Namespace, vmi.Name)
+			name := convert.DomainName(vmi.Namespace, vmi.Name)
 			return name, []byte(fmt.Sprintf(`<domain type="qemu"><name>%s</name><metadata><nv:vmi xmlns:nv="urn:nv"><nv:uid>%s</nv:uid></nv:vmi></metadata></domain>`, name, vmi.UID)), nil
 		},
 		CloudInitISO: func(kind CloudInitKind, vmi *kubevirtv1.VirtualMachineInstance, data CloudInitData) ([]byte, error) {
@@ -149,6 +154,7 @@ func (e *env) newAgent() *Agent {
 			ConfirmTimeout: confirmTimeout,
 			Poll:           10 * time.Millisecond,
 		},
+		Timers: e.timers,
 		Now: func() time.Time {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -156,11 +162,7 @@ func (e *env) newAgent() *Agent {
 		},
 	})
 	e.t.Cleanup(func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, l := range a.launchers {
-			l.close()
-		}
+		a.launchers.closeAll()
 		a.queue.ShutDown()
 	})
 	return a
@@ -255,7 +257,7 @@ func (e *env) markPodReady(uid types.UID) {
 // sync runs one reconcile of the VMI.
 func (e *env) sync() time.Duration {
 	e.t.Helper()
-	after, err := e.agent.sync(context.Background(), key)
+	after, err := e.agent.instances.sync(context.Background(), key)
 	if err != nil {
 		e.t.Fatalf("sync: %v", err)
 	}
@@ -290,10 +292,23 @@ func (e *env) condition(t kubevirtv1.VirtualMachineInstanceConditionType) *kubev
 // captureFacts makes the agent's BuildDomain record the facts of its last call.
 func (e *env) captureFacts() *DomainFacts {
 	facts := &DomainFacts{}
-	build := e.agent.cfg.BuildDomain
-	e.agent.cfg.BuildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
+	build := e.agent.instances.buildDomain
+	e.agent.instances.buildDomain = func(v *kubevirtv1.VirtualMachineInstance, f DomainFacts) (string, []byte, error) {
 		*facts = f
 		return build(v, f)
 	}
 	return facts
+}
+
+// waitClosed waits until the attachment l is closed (nil: there is none).
+func (e *env) waitClosed(l *launcher) {
+	e.t.Helper()
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.closed:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the launcher attachment was not closed")
+	}
 }

@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/console"
+	"github.com/nativevirt/nativevirt/pkg/node/domains"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
@@ -54,78 +54,85 @@ type launcher struct {
 	// guestInterfaces is what the guest agent last said of the guest's interfaces (sync
 	// workers only).
 	guestInterfaces []virt.GuestInterface
+	// closed is closed once the attachment is (tests wait for an asynchronous drop).
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
+// close ends the attachment: the thaw timer, the console, the event watch,
+// the connection and the open volumes. Later calls do nothing.
 func (l *launcher) close() {
-	l.freeze.stopThaw()
-	l.hub.Close()
-	l.stop()
-	_ = l.conn.Close()
-	_ = l.fs.Close()
+	l.closeOnce.Do(func() {
+		l.freeze.stopThaw()
+		l.hub.Close()
+		l.stop()
+		_ = l.conn.Close()
+		_ = l.fs.Close()
+		close(l.closed)
+	})
 }
 
-// launcherPod returns the launcher pod of the VMI on this node that can run
-// its domain (not finished), the newest first; nil when there is none.
-func (a *Agent) launcherPod(vmi *kubevirtv1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pods, err := a.cfg.Pods.Pods(vmi.Namespace).List(labels.SelectorFromSet(labels.Set{
-		kubevirtv1.CreatedByLabel: string(vmi.UID),
-	}))
-	if err != nil {
-		return nil, err
-	}
-	var live []*corev1.Pod
-	for _, p := range pods {
-		if p.Spec.NodeName != a.cfg.NodeName || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		live = append(live, p)
-	}
-	if len(live) == 0 {
-		return nil, nil
-	}
-	sort.Slice(live, func(i, j int) bool {
-		return live[j].CreationTimestamp.Before(&live[i].CreationTimestamp)
-	})
-	return live[0], nil
+// launcherSet holds the agent's attachments to launcher pods, by VMI uid,
+// and the watch of their ready markers.
+type launcherSet struct {
+	locator podfs.Locator
+	dial    virt.DialFunc
+	store   *domains.Store
+	enqueue func(key string)
+	// attached is called with each new attachment (the freezer resumes a
+	// pending thaw).
+	attached func(ctx context.Context, l *launcher)
+
+	mu    sync.Mutex
+	byUID map[types.UID]*launcher
+	// ready reports launchers' ready markers as they appear (nil: the
+	// waitForLauncher poll alone notices them).
+	ready *podfs.ReadyWatch
+}
+
+// newLauncherSet returns an empty set.
+func newLauncherSet(locator podfs.Locator, dial virt.DialFunc, store *domains.Store, enqueue func(string), attached func(context.Context, *launcher)) *launcherSet {
+	return &launcherSet{locator: locator, dial: dial, store: store, enqueue: enqueue, attached: attached,
+		byUID: map[types.UID]*launcher{}}
 }
 
 // attach returns the connection to the VMI's launcher, opening it when needed.
 // It fails with podfs.ErrNotReady while the launcher is not ready.
-func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, domain string) (*launcher, error) {
-	a.mu.Lock()
-	l := a.launchers[vmi.UID]
-	a.mu.Unlock()
+func (s *launcherSet) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, domain string) (*launcher, error) {
+	s.mu.Lock()
+	l := s.byUID[vmi.UID]
+	s.mu.Unlock()
 	if l != nil && l.podUID == pod.UID {
 		return l, nil
 	}
 	if l != nil {
-		a.release(vmi.UID)
+		s.release(vmi.UID)
 	}
 	key := vmi.Namespace + "/" + vmi.Name
 	// Watch before looking: a marker written in between is then reported.
-	a.watchReady(ctx, pod, key)
-	fs, err := a.cfg.Locator.OpenLauncher(pod.UID)
+	s.watchReady(ctx, pod, key)
+	fs, err := s.locator.OpenLauncher(pod.UID)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := a.cfg.Dial(fs.Private.Path(podfs.LibvirtSocket))
+	conn, err := s.dial(fs.Private.Path(podfs.LibvirtSocket))
 	if err != nil {
 		_ = fs.Close()
 		return nil, fmt.Errorf("%w: connecting to libvirt of pod %s: %v", podfs.ErrNotReady, pod.Name, err)
 	}
-	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn,
+	l = &launcher{uid: vmi.UID, key: key, podUID: pod.UID, domain: domain, fs: fs, conn: conn, closed: make(chan struct{}),
 		blockVolumes: launcherpod.BlockVolumes(pod), sharedVolumes: launcherpod.SharedVolumes(pod)}
 	socket := fs.Private.Path(podfs.LibvirtSocket)
-	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return a.openConsole(socket, domain) })
+	l.hub = console.NewHub(func() (io.ReadWriteCloser, error) { return s.openConsole(socket, domain) })
 	stop, err := conn.Watch(func(ev virt.Event) {
 		if ev.Closed {
 			// Not on libvirt's event loop: closing the connection there deadlocks.
-			go a.dropLauncher(l)
+			go s.drop(l)
 		}
 		if ev.GuestAgent {
 			l.agentChanged.Store(true)
 		}
-		a.queue.Add(key)
+		s.enqueue(key)
 	})
 	if err != nil {
 		_ = conn.Close()
@@ -133,32 +140,32 @@ func (a *Agent) attach(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstan
 		return nil, err
 	}
 	l.stop = stop
-	a.mu.Lock()
-	a.launchers[vmi.UID] = l
-	ready := a.ready
-	a.mu.Unlock()
+	s.mu.Lock()
+	s.byUID[vmi.UID] = l
+	ready := s.ready
+	s.mu.Unlock()
 	if ready != nil {
 		ready.Forget(pod.UID)
 	}
 	klog.FromContext(ctx).Info("Attached to launcher", "pod", klog.KObj(pod), "domain", domain)
-	a.resumeThaw(ctx, l)
+	s.attached(ctx, l)
 	return l, nil
 }
 
 // openConsole opens the console on a connection of its own: a blocking
 // console stream waiting for guest output must not hold up the lifecycle
 // calls and status reads made on the launcher's main connection.
-func (a *Agent) openConsole(socket, domain string) (io.ReadWriteCloser, error) {
-	conn, err := a.cfg.Dial(socket)
+func (s *launcherSet) openConsole(socket, domain string) (io.ReadWriteCloser, error) {
+	conn, err := s.dial(socket)
 	if err != nil {
 		return nil, err
 	}
-	s, err := conn.OpenConsole(domain)
+	stream, err := conn.OpenConsole(domain)
 	if err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &consoleConn{ReadWriteCloser: s, conn: conn}, nil
+	return &consoleConn{ReadWriteCloser: stream, conn: conn}, nil
 }
 
 // consoleConn is a console stream that owns its connection.
@@ -173,55 +180,55 @@ func (c *consoleConn) Close() error {
 	return err
 }
 
-// dropLauncher forgets l after its daemon went away.
-func (a *Agent) dropLauncher(l *launcher) {
-	a.mu.Lock()
-	if a.launchers[l.uid] == l {
-		delete(a.launchers, l.uid)
+// drop forgets l after its daemon went away.
+func (s *launcherSet) drop(l *launcher) {
+	s.mu.Lock()
+	if s.byUID[l.uid] == l {
+		delete(s.byUID, l.uid)
 	} else {
 		l = nil
 	}
-	a.mu.Unlock()
+	s.mu.Unlock()
 	if l != nil {
 		l.close()
 	}
 }
 
 // release closes the attachment of uid, if any.
-func (a *Agent) release(uid types.UID) {
-	a.mu.Lock()
-	l := a.launchers[uid]
-	delete(a.launchers, uid)
-	a.mu.Unlock()
+func (s *launcherSet) release(uid types.UID) {
+	s.mu.Lock()
+	l := s.byUID[uid]
+	delete(s.byUID, uid)
+	s.mu.Unlock()
 	if l != nil {
 		l.close()
 	}
 }
 
-// attached returns the current attachment of uid, or nil.
-func (a *Agent) attached(uid types.UID) *launcher {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.launchers[uid]
+// get returns the current attachment of uid, or nil.
+func (s *launcherSet) get(uid types.UID) *launcher {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byUID[uid]
 }
 
 // forgetKey drops every attachment and checkpoint of key whose uid is not keep.
-func (a *Agent) forgetKey(key string, keep types.UID) error {
-	a.mu.Lock()
+func (s *launcherSet) forgetKey(key string, keep types.UID) error {
+	s.mu.Lock()
 	var drop []types.UID
-	for uid, l := range a.launchers {
+	for uid, l := range s.byUID {
 		if l.key == key && uid != keep {
 			drop = append(drop, uid)
 		}
 	}
-	a.mu.Unlock()
+	s.mu.Unlock()
 	for _, uid := range drop {
-		a.release(uid)
+		s.release(uid)
 	}
-	for _, r := range a.cfg.Store.List() {
+	for _, r := range s.store.List() {
 		if r.Key() == key && r.UID != keep {
-			a.release(r.UID)
-			if err := a.cfg.Store.Delete(r.UID); err != nil {
+			s.release(r.UID)
+			if err := s.store.Delete(r.UID); err != nil {
 				return err
 			}
 		}
@@ -231,22 +238,22 @@ func (a *Agent) forgetKey(key string, keep types.UID) error {
 
 // watchReadyMarkers starts reporting launchers' ready markers: each one
 // enqueues the VMI its pod was watched for.
-func (a *Agent) watchReadyMarkers() error {
-	w, err := podfs.NewReadyWatch(func(key string) { a.queue.Add(key) })
+func (s *launcherSet) watchReadyMarkers() error {
+	w, err := podfs.NewReadyWatch(func(key string) { s.enqueue(key) })
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.ready = w
-	a.mu.Unlock()
+	s.mu.Lock()
+	s.ready = w
+	s.mu.Unlock()
 	return nil
 }
 
-func (a *Agent) stopWatchingReadyMarkers() {
-	a.mu.Lock()
-	w := a.ready
-	a.ready = nil
-	a.mu.Unlock()
+func (s *launcherSet) stopWatchingReadyMarkers() {
+	s.mu.Lock()
+	w := s.ready
+	s.ready = nil
+	s.mu.Unlock()
 	if w != nil {
 		_ = w.Close()
 	}
@@ -254,14 +261,36 @@ func (a *Agent) stopWatchingReadyMarkers() {
 
 // watchReady makes the ready marker of pod enqueue key (the pod's private
 // volume may not exist yet: the pod's next status change brings the VMI back).
-func (a *Agent) watchReady(ctx context.Context, pod *corev1.Pod, key string) {
-	a.mu.Lock()
-	w := a.ready
-	a.mu.Unlock()
+func (s *launcherSet) watchReady(ctx context.Context, pod *corev1.Pod, key string) {
+	s.mu.Lock()
+	w := s.ready
+	s.mu.Unlock()
 	if w == nil {
 		return
 	}
-	if err := w.Watch(a.cfg.Locator, pod.UID, key); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := w.Watch(s.locator, pod.UID, key); err != nil && !errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("Not watching the launcher's ready marker; polling", "pod", klog.KObj(pod), "err", err)
+	}
+}
+
+// list returns the current attachments.
+func (s *launcherSet) list() []*launcher {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*launcher, 0, len(s.byUID))
+	for _, l := range s.byUID {
+		out = append(out, l)
+	}
+	return out
+}
+
+// closeAll closes every attachment (the agent stops).
+func (s *launcherSet) closeAll() {
+	s.mu.Lock()
+	all := s.byUID
+	s.byUID = map[types.UID]*launcher{}
+	s.mu.Unlock()
+	for _, l := range all {
+		l.close()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 )
@@ -49,31 +50,31 @@ const (
 	reasonPausedUnconfirmed  = "the outcome of the migration could not be confirmed: the guest is kept paused on the source; unpause it once the target launcher pod is gone"
 )
 
-// syncSource plays the source's part of a migration of a VMI of this node.
+// sync plays the source's part of a migration of a VMI of this node.
 // handled=false lets the usual sync go on (no migration, or a failed one:
 // the guest runs here).
-func (a *Agent) syncSource(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) (handled bool, after time.Duration, err error) {
+func (s *migrationSource) sync(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) (handled bool, after time.Duration, err error) {
 	ms := vmi.Status.MigrationState
-	m := a.migrationOf(vmi.UID)
-	if ms == nil || ms.SourceNode != a.cfg.NodeName || (m != nil && m.uid != ms.MigrationUID) {
+	m := s.migrationOf(vmi.UID)
+	if ms == nil || ms.SourceNode != s.node || (m != nil && m.uid != ms.MigrationUID) {
 		if m != nil {
 			if !m.finished() {
 				// The migration it runs for is no longer the VMI's.
 				m.requestAbort()
 				return true, 0, nil
 			}
-			a.forgetMigration(vmi.UID, m)
+			s.forgetMigration(vmi.UID, m)
 		}
 		return false, 0, nil
 	}
 	if ms.Completed {
 		if m != nil {
-			a.forgetMigration(vmi.UID, m)
+			s.forgetMigration(vmi.UID, m)
 		}
 		if !ms.Failed {
 			// The guest left: nothing of this node runs it any more. The
 			// handover to the target comes from the controller.
-			a.release(vmi.UID)
+			s.launchers.release(vmi.UID)
 			return true, 0, nil
 		}
 		return false, 0, nil
@@ -85,42 +86,40 @@ func (a *Agent) syncSource(ctx context.Context, vmi *kubevirtv1.VirtualMachineIn
 			}
 			return true, 0, nil
 		}
-		after, err := a.concludeMigration(ctx, vmi, m, pod)
+		after, err := s.concludeMigration(ctx, vmi, m, pod)
 		return true, after, err
 	}
 	if ms.StartTimestamp != nil {
 		// Started by an earlier process of this agent.
-		m = &migration{uid: ms.MigrationUID, domain: DomainName(vmi.Namespace, vmi.Name), orphan: true,
-			abort: make(chan struct{}), done: make(chan struct{}), ended: a.cfg.Now(), err: errors.New(reasonAgentRestarted)}
+		m = &migration{uid: ms.MigrationUID, domain: convert.DomainName(vmi.Namespace, vmi.Name), orphan: true,
+			abort: make(chan struct{}), done: make(chan struct{}), ended: s.now(), err: errors.New(reasonAgentRestarted)}
 		close(m.done)
-		a.mu.Lock()
-		a.migrations[vmi.UID] = m
-		a.mu.Unlock()
+		s.track(vmi.UID, m)
 		klog.FromContext(ctx).Info("Found a migration started before this agent's restart", "migration", ms.MigrationUID)
-		after, err := a.concludeMigration(ctx, vmi, m, pod)
+		after, err := s.concludeMigration(ctx, vmi, m, pod)
 		return true, after, err
 	}
 	if ms.TargetNodeAddress == "" {
 		return false, 0, nil // the target is not ready yet
 	}
 	if ms.AbortRequested {
-		return true, 0, a.writeOutcome(ctx, vmi, nil, reasonAbortedBeforeStart)
+		return true, 0, s.writeOutcome(ctx, vmi, nil, reasonAbortedBeforeStart)
 	}
 	if vmi.DeletionTimestamp != nil || pod == nil {
 		return false, 0, nil
 	}
-	return a.beginMigration(ctx, vmi, pod)
+	return s.beginMigration(ctx, vmi, pod)
 }
 
 // beginMigration claims the migration (startTimestamp) and starts the
 // transfer of a running guest.
-func (a *Agent) beginMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) (bool, time.Duration, error) {
+func (s *migrationSource) beginMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod) (bool, time.Duration, error) {
 	logger := klog.FromContext(ctx)
-	if a.cfg.Migration.DialTunnel == nil {
+	if s.cfg.DialTunnel == nil {
 		logger.Info("This node cannot send migrations: the node agent has no client certificate for tunnels")
 		return false, 0, nil
 	}
-	l, err := a.attach(ctx, vmi, pod, DomainName(vmi.Namespace, vmi.Name))
+	l, err := s.launchers.attach(ctx, vmi, pod, convert.DomainName(vmi.Namespace, vmi.Name))
 	if errors.Is(err, podfs.ErrNotReady) {
 		return false, 0, nil
 	}
@@ -131,25 +130,25 @@ func (a *Agent) beginMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachi
 	if err != nil || !info.Active() {
 		return false, 0, nil // the usual sync reports what happened
 	}
-	now := metav1.NewTime(a.cfg.Now())
+	now := metav1.NewTime(s.now())
 	st := *vmi.Status.DeepCopy()
 	st.MigrationState.StartTimestamp = &now
 	// The write is the claim: a conflict (someone changed the VMI) retries.
-	if err := a.writeStatus(ctx, vmi, st); err != nil {
+	if err := s.report.writeStatus(ctx, vmi, st); err != nil {
 		return true, 0, err
 	}
 	vmi = vmi.DeepCopy()
 	vmi.Status = st
-	if _, err := a.startMigration(ctx, vmi, l); err != nil {
+	if _, err := s.startMigration(ctx, vmi, l); err != nil {
 		logger.Error(err, "Starting the migration")
-		return true, 0, a.writeOutcome(ctx, vmi, nil, "the migration could not start: "+err.Error())
+		return true, 0, s.writeOutcome(ctx, vmi, nil, "the migration could not start: "+err.Error())
 	}
 	return true, 0, nil
 }
 
 // concludeMigration decides a migration whose transfer is over (see the
 // rule at the top of this file) and writes the outcome once it is known.
-func (a *Agent) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, pod *corev1.Pod) (time.Duration, error) {
+func (s *migrationSource) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, pod *corev1.Pod) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	gone := pod == nil
 	var (
@@ -158,7 +157,7 @@ func (a *Agent) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMa
 	)
 	if !gone {
 		var err error
-		l, err = a.attach(ctx, vmi, pod, m.domain)
+		l, err = s.launchers.attach(ctx, vmi, pod, m.domain)
 		switch {
 		case errors.Is(err, podfs.ErrNotReady):
 			gone = true // the launcher ends with its domain
@@ -177,7 +176,7 @@ func (a *Agent) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMa
 	}
 	switch {
 	case gone:
-		return a.awaitTarget(ctx, vmi, m, reasonGoneUnconfirmed, nil)
+		return s.awaitTarget(ctx, vmi, m, reasonGoneUnconfirmed, nil)
 	case m.orphan && info.Active() && jobRuns(l, m.domain):
 		// The old process's transfer lost its tunnels: stop it, then decide.
 		logger.Info("Aborting the migration job left by the previous agent process")
@@ -186,7 +185,7 @@ func (a *Agent) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMa
 		}
 		return time.Second, nil
 	case info.State == virt.StatePaused && info.Reason == virt.ReasonMigration:
-		return a.awaitTarget(ctx, vmi, m, reasonPausedUnconfirmed, func() error {
+		return s.awaitTarget(ctx, vmi, m, reasonPausedUnconfirmed, func() error {
 			// The target runs the guest: this paused copy must never run.
 			if err := l.conn.Destroy(m.domain); err != nil && !errors.Is(err, virt.ErrNotFound) {
 				return err
@@ -198,9 +197,9 @@ func (a *Agent) concludeMigration(ctx context.Context, vmi *kubevirtv1.VirtualMa
 			return nil
 		})
 	case info.Active():
-		return 0, a.writeOutcome(ctx, vmi, m, failureReason(m))
+		return 0, s.writeOutcome(ctx, vmi, m, failureReason(m))
 	}
-	return 0, a.writeOutcome(ctx, vmi, m, reasonGuestStopped)
+	return 0, s.writeOutcome(ctx, vmi, m, reasonGuestStopped)
 }
 
 // jobRuns reports whether libvirt still runs a job on the domain.
@@ -212,21 +211,21 @@ func jobRuns(l *launcher, domain string) bool {
 // awaitTarget completes the migration once the target agent reported the
 // guest running (after cleanup of the source, if any), and fails it with
 // unconfirmed after ConfirmTimeout.
-func (a *Agent) awaitTarget(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, unconfirmed string, cleanup func() error) (time.Duration, error) {
+func (s *migrationSource) awaitTarget(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, unconfirmed string, cleanup func() error) (time.Duration, error) {
 	if vmi.Status.MigrationState.TargetNodeDomainDetected {
 		if cleanup != nil {
 			if err := cleanup(); err != nil {
 				return 0, err
 			}
 		}
-		return 0, a.writeOutcome(ctx, vmi, m, "")
+		return 0, s.writeOutcome(ctx, vmi, m, "")
 	}
-	waited := a.cfg.Now().Sub(m.ended)
-	if waited < a.cfg.Migration.ConfirmTimeout {
+	waited := s.now().Sub(m.ended)
+	if waited < s.cfg.ConfirmTimeout {
 		klog.FromContext(ctx).V(2).Info("Waiting for the target node to report the guest", "waited", waited)
-		return min(2*time.Second, a.cfg.Migration.ConfirmTimeout-waited), nil
+		return min(2*time.Second, s.cfg.ConfirmTimeout-waited), nil
 	}
-	return 0, a.writeOutcome(ctx, vmi, m, unconfirmed)
+	return 0, s.writeOutcome(ctx, vmi, m, unconfirmed)
 }
 
 // failureReason says why a transfer that left the guest on the source failed.
@@ -249,8 +248,8 @@ func failureReason(m *migration) string {
 
 // writeOutcome completes the VMI's migration: succeeded when failure is
 // empty, failed with that reason otherwise; an abort request is answered.
-func (a *Agent) writeOutcome(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, failure string) error {
-	now := metav1.NewTime(a.cfg.Now())
+func (s *migrationSource) writeOutcome(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, m *migration, failure string) error {
+	now := metav1.NewTime(s.now())
 	st := *vmi.Status.DeepCopy()
 	ms := st.MigrationState
 	ms.Completed, ms.EndTimestamp = true, &now
@@ -263,7 +262,7 @@ func (a *Agent) writeOutcome(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 			ms.AbortStatus = kubevirtv1.MigrationAbortSucceeded
 		}
 	}
-	if err := a.writeStatus(ctx, vmi, st); err != nil {
+	if err := s.report.writeStatus(ctx, vmi, st); err != nil {
 		return err
 	}
 	kv := []interface{}{"migration", ms.MigrationUID, "target", ms.TargetNode, "failed", ms.Failed}
@@ -271,7 +270,7 @@ func (a *Agent) writeOutcome(ctx context.Context, vmi *kubevirtv1.VirtualMachine
 		kv = append(kv, "reason", failure)
 	}
 	if m != nil {
-		a.forgetMigration(vmi.UID, m)
+		s.forgetMigration(vmi.UID, m)
 		if !m.orphan {
 			kv = append(kv, "duration", m.ended.Sub(m.started).Round(time.Millisecond), "bytes", m.stats.DataProcessed, "iterations", m.stats.Iterations)
 		}

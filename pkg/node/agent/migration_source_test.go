@@ -76,19 +76,14 @@ func (e *env) blockMigrations(abortable bool) (release func(error), started chan
 // waitTransferEnded waits until the agent's transfer of the VMI ended.
 func (e *env) waitTransferEnded() {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		m := e.agent.migrationOf(vmUID)
-		if m == nil {
-			e.t.Fatal("no migration in the agent")
-		}
-		if m.finished() {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the transfer did not end")
-		}
-		time.Sleep(5 * time.Millisecond)
+	m := e.agent.source.migrationOf(vmUID)
+	if m == nil {
+		e.t.Fatal("no migration in the agent")
+	}
+	select {
+	case <-m.done:
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("the transfer did not end")
 	}
 }
 
@@ -117,7 +112,7 @@ func hasCall(calls []string, prefix string) bool {
 
 func TestMigrationSourceSucceeds(t *testing.T) {
 	e := startRunning(t)
-	e.agent.cfg.Migration.BandwidthMiB = 64
+	e.agent.source.cfg.BandwidthMiB = 64
 	release, started := e.blockMigrations(false)
 	e.migrateTo()
 	e.sync()
@@ -224,7 +219,7 @@ func TestMigrationSourceSucceeds(t *testing.T) {
 	if n := countCalls(e.daemon.Calls(), "Start "); n != 1 {
 		t.Errorf("%d starts, want the one before the migration: %v", n, e.daemon.Calls())
 	}
-	if e.agent.attached(vmUID) != nil {
+	if e.agent.launchers.get(vmUID) != nil {
 		t.Error("the agent still holds the source launcher")
 	}
 }
@@ -344,7 +339,7 @@ func TestMigrationTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			tt.cfg(&e.agent.cfg.Migration)
+			tt.cfg(&e.agent.source.cfg)
 			e.addVMI(scheduledVMI())
 			e.addLauncher(true)
 			e.sync()

@@ -143,13 +143,13 @@ func TestMigrationTargetPreparesAndDetects(t *testing.T) {
 	if hasCall(e.daemon.Calls(), "Define ") || hasCall(e.daemon.Calls(), "Start ") {
 		t.Errorf("the target defined or started the migrated domain: %v", e.daemon.Calls())
 	}
-	if err := e.agent.Pause(context.Background(), ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Pause(context.Background(), ns, vmName, vmUID); err != nil {
 		t.Fatalf("pause after the handover: %v", err)
 	}
-	if _, err := e.agent.Console(context.Background(), ns, vmName, vmUID); err != nil {
+	if _, err := e.agent.guest.Console(context.Background(), ns, vmName, vmUID); err != nil {
 		t.Errorf("console after the handover: %v", err)
 	}
-	rec, ok := e.agent.cfg.Store.Get(vmUID)
+	rec, ok := e.agent.store.Get(vmUID)
 	if !ok || rec.PodUID != targetPodUID || !rec.Started {
 		t.Errorf("checkpoint %+v, want the adopted domain of the target pod", rec)
 	}
@@ -172,11 +172,11 @@ func TestMigrationTargetIgnoresOtherPods(t *testing.T) {
 func TestMigrationTunnelBackend(t *testing.T) {
 	e := targetEnv(t, true)
 	ctx := context.Background()
-	if _, err := e.agent.MigrationTunnel(ctx, migrationUID, streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.target.MigrationTunnel(ctx, migrationUID, streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("tunnel before the target is prepared: %v, want a conflict", err)
 	}
 	e.sync() // prepares
-	if _, err := e.agent.MigrationTunnel(ctx, "another-migration", streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrNotFound) {
+	if _, err := e.agent.target.MigrationTunnel(ctx, "another-migration", streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrNotFound) {
 		t.Errorf("tunnel of a migration this node is not the target of: %v, want not found", err)
 	}
 
@@ -209,7 +209,7 @@ func TestMigrationTunnelBackend(t *testing.T) {
 	serve(podfs.LibvirtSocket, "libvirtd")
 	read := func(ch streams.MigrationChannel) string {
 		t.Helper()
-		c, err := e.agent.MigrationTunnel(ctx, migrationUID, ch)
+		c, err := e.agent.target.MigrationTunnel(ctx, migrationUID, ch)
 		if err != nil {
 			t.Fatalf("%s tunnel: %v", ch, err)
 		}
@@ -221,17 +221,21 @@ func TestMigrationTunnelBackend(t *testing.T) {
 	if got := read(streams.ChannelLibvirt); got != "libvirtd" {
 		t.Errorf("libvirt channel reached %q, want the target launcher's libvirt socket", got)
 	}
-	// The target QEMU listens a moment after the source asked for it.
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		serve(MigrationDir+"/qemu.sock", "qemu")
-	}()
-	if got := read(streams.ChannelQEMU); got != "qemu" {
-		t.Errorf("qemu channel reached %q", got)
+	// The target QEMU listens a moment after the source asked for it: once the first attempt
+	// found no socket.
+	redials := 0
+	e.agent.target.redial = func(context.Context) error {
+		if redials++; redials == 1 {
+			serve(MigrationDir+"/qemu.sock", "qemu")
+		}
+		return nil
+	}
+	if got := read(streams.ChannelQEMU); got != "qemu" || redials != 1 {
+		t.Errorf("qemu channel reached %q after %d redials, want qemu after 1", got, redials)
 	}
 
 	e.updateVMI(func(v *kubevirtv1.VirtualMachineInstance) { v.Status.MigrationState.Completed = true })
-	if _, err := e.agent.MigrationTunnel(ctx, migrationUID, streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.target.MigrationTunnel(ctx, migrationUID, streams.ChannelLibvirt); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("tunnel after the migration completed: %v, want a conflict", err)
 	}
 }
@@ -258,7 +262,7 @@ func TestMigrationTargetClosesTunnelsWhenOver(t *testing.T) {
 			_, _ = io.Copy(io.Discard, c) // holds the connection open
 		}
 	}()
-	c, err := e.agent.MigrationTunnel(context.Background(), migrationUID, streams.ChannelLibvirt)
+	c, err := e.agent.target.MigrationTunnel(context.Background(), migrationUID, streams.ChannelLibvirt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,15 @@ import (
 // must be idempotent: it runs before every definition of the domain.
 type PrepareNetworkFunc func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error
 
-// prepareNetwork prepares the pod network of vmi in the launcher pod l
+// network prepares the pod network of vmi in the launcher pod l
 // before a domain is defined there. It is the one entry point for every pod
 // that is to run the guest (a first start, a retried start, the target pod
-// of a migration). A nil Config.PrepareNetwork prepares nothing.
-func (a *Agent) prepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) error {
-	if a.cfg.PrepareNetwork == nil {
+// of a migration). A nil prepareNetwork prepares nothing.
+func (p *domainPreparer) network(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher) error {
+	if p.prepareNetwork == nil {
 		return nil
 	}
-	if err := a.cfg.PrepareNetwork(ctx, vmi, l.fs.Private.Path(podfs.LibvirtSocket), l.fs.Private.Path("")); err != nil {
+	if err := p.prepareNetwork(ctx, vmi, l.fs.Private.Path(podfs.LibvirtSocket), l.fs.Private.Path("")); err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ type netCall struct {
 // failing with fail while it is set.
 func recordNetwork(e *env, fail *error) *[]netCall {
 	var calls []netCall
-	e.agent.cfg.PrepareNetwork = func(_ context.Context, vmi *kubevirtv1.VirtualMachineInstance, socket, runDir string) error {
+	e.agent.instances.prepare.prepareNetwork = func(_ context.Context, vmi *kubevirtv1.VirtualMachineInstance, socket, runDir string) error {
 		// The run directory is the launcher's private volume: leave a file there.
 		if err := os.WriteFile(filepath.Join(runDir, "network-prepared"), []byte(vmi.Name), 0o644); err != nil {
 			return err
@@ -79,7 +79,7 @@ func TestNetworkFailureHoldsTheStart(t *testing.T) {
 	calls := recordNetwork(e, &fail)
 	e.addVMI(scheduledVMI())
 	e.addLauncher(true)
-	if _, err := e.agent.sync(context.Background(), key); err == nil || !strings.Contains(err.Error(), "preparing the pod network: nft: no table") {
+	if _, err := e.agent.instances.sync(context.Background(), key); err == nil || !strings.Contains(err.Error(), "preparing the pod network: nft: no table") {
 		t.Fatalf("sync: %v, want the preparation's error", err)
 	}
 	for _, c := range e.daemon.Calls() {

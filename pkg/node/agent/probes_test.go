@@ -17,7 +17,7 @@ import (
 // setPodReady sets the launcher pod's Ready condition as the kubelet reports its probes.
 func (e *env) setPodReady(status corev1.ConditionStatus, reason, msg string) {
 	e.t.Helper()
-	pod, err := e.agent.cfg.Pods.Pods(ns).Get("virt-launcher-vm-abcde")
+	pod, err := e.agent.instances.pods.Pods(ns).Get("virt-launcher-vm-abcde")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestGuestStoppedForTheKubelet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := startRunning(t)
 			if tt.podDeleting {
-				pod, err := e.agent.cfg.Pods.Pods(ns).Get("virt-launcher-vm-abcde")
+				pod, err := e.agent.instances.pods.Pods(ns).Get("virt-launcher-vm-abcde")
 				if err != nil {
 					t.Fatal(err)
 				}

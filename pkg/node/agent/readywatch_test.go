@@ -11,10 +11,10 @@ import (
 // next waitForLauncher poll; once attached, the pod is no longer watched.
 func TestReadyMarkerEnqueues(t *testing.T) {
 	e := newEnv(t)
-	if err := e.agent.watchReadyMarkers(); err != nil {
+	if err := e.agent.launchers.watchReadyMarkers(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.agent.stopWatchingReadyMarkers)
+	t.Cleanup(e.agent.launchers.stopWatchingReadyMarkers)
 	e.addVMI(scheduledVMI())
 	e.addLauncher(false)
 
@@ -45,7 +45,7 @@ func TestReadyMarkerEnqueues(t *testing.T) {
 	if diff := cmp.Diff([]string{"Dial", "Define " + domain, "Start " + domain}, e.daemon.Calls()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if n := e.agent.ready.Watching(); n != 0 {
+	if n := e.agent.launchers.ready.Watching(); n != 0 {
 		t.Errorf("%d pods still watched after the attach", n)
 	}
 }

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Screenshot implements streamserver.Backend: the guest's screen as a PNG image (what KubeVirt's
+// Screenshot implements streamserver.GuestQueries: the guest's screen as a PNG image (what KubeVirt's
 // vnc/screenshot answers). QEMU dumps the screen as a PPM image, which is converted here.
-func (a *Agent) Screenshot(_ context.Context, namespace, name string, uid types.UID) ([]byte, error) {
-	l, err := a.runningTarget(namespace, name, uid)
+func (g *guestStreams) Screenshot(_ context.Context, namespace, name string, uid types.UID) ([]byte, error) {
+	l, err := g.domains.running(namespace, name, uid)
 	if err != nil {
 		return nil, err
 	}

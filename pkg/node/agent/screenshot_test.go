@@ -15,13 +15,13 @@ import (
 func TestScreenshot(t *testing.T) {
 	e := newEnv(t)
 	e.addVMI(scheduledVMI())
-	if _, err := e.agent.Screenshot(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrNotFound) {
+	if _, err := e.agent.guest.Screenshot(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrNotFound) {
 		t.Errorf("screenshot before start: err = %v, want ErrNotFound", err)
 	}
 	e.addLauncher(true)
 	e.sync()
 	e.sync()
-	raw, err := e.agent.Screenshot(t.Context(), ns, vmName, vmUID)
+	raw, err := e.agent.guest.Screenshot(t.Context(), ns, vmName, vmUID)
 	if err != nil {
 		t.Fatal(err)
 	}

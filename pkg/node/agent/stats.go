@@ -23,12 +23,7 @@ type VMIStats struct {
 // details that its status read. A domain not reported running yet, or whose counters cannot be
 // read (it is stopping, its launcher went away), is left out: a scrape reports what is there.
 func (a *Agent) DomainStats(ctx context.Context) []VMIStats {
-	a.mu.Lock()
-	attached := make([]*launcher, 0, len(a.launchers))
-	for _, l := range a.launchers {
-		attached = append(attached, l)
-	}
-	a.mu.Unlock()
+	attached := a.launchers.list()
 	out := make([]VMIStats, 0, len(attached))
 	for _, l := range attached {
 		details := l.details.Load()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -33,23 +32,18 @@ const (
 	podInterfaceName = "eth0"
 )
 
-// writeStatus writes status when it differs from the VMI's; nothing when not.
-func (a *Agent) writeStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, status kubevirtv1.VirtualMachineInstanceStatus) error {
-	if equality.Semantic.DeepEqual(vmi.Status, status) {
-		return nil
-	}
-	c := vmi.DeepCopy()
-	c.Status = status
-	if err := a.cfg.UpdateStatus(ctx, c); err != nil {
-		return fmt.Errorf("updating the status: %w", err)
-	}
-	klog.FromContext(ctx).V(2).Info("Status updated", "phase", status.Phase)
-	return nil
+// guestInfo computes the status of a running VMI: the domain's state and
+// details, and what the guest agent reports (OS, interfaces, file system
+// freeze) or was told (access credentials).
+type guestInfo struct {
+	now     func() time.Time
+	freezes *freezer
+	secrets secretReader
 }
 
-// runningStatus is the status of a VMI whose domain is active.
-func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, l *launcher, info virt.DomainInfo) kubevirtv1.VirtualMachineInstanceStatus {
-	now := a.cfg.Now()
+// running is the status of a VMI whose domain is active.
+func (g *guestInfo) running(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, l *launcher, info virt.DomainInfo) kubevirtv1.VirtualMachineInstanceStatus {
+	now := g.now()
 	st := *vmi.Status.DeepCopy()
 	setPhase(&st, kubevirtv1.Running, now)
 	paused := info.State == virt.StatePaused
@@ -58,15 +52,15 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	// agent answers nothing but its freeze status.
 	if !paused && (l.agentChanged.Swap(false) || now.Sub(l.guestOSAt) >= resync) {
 		l.guestOSAt = now
-		if err := a.refreshFreeze(ctx, l); err == nil && l.freeze.status() != "" {
+		if err := g.freezes.refresh(ctx, l); err == nil && l.freeze.status() != "" {
 			// It answered: connected.
 			setCondition(&st, cond(kubevirtv1.VirtualMachineInstanceAgentConnected, corev1.ConditionTrue, "", ""), now)
 		} else {
-			a.guestAgentStatus(ctx, vmi, l, &st, now)
+			g.guestAgent(ctx, vmi, l, &st, now)
 		}
 	}
 	st.FSFreezeStatus = l.freeze.status()
-	a.domainStatus(ctx, vmi, l, &st)
+	g.domain(ctx, vmi, l, &st)
 	st.Interfaces = interfaceStatus(vmi, pod, l.details.Load(), l.guestInterfaces)
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
@@ -86,10 +80,10 @@ func (a *Agent) runningStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachin
 	return st
 }
 
-// guestAgentStatus is what the guest agent adds to the status: the guest's OS, whether an
+// guestAgent is what the guest agent adds to the status: the guest's OS, whether an
 // agent is connected (KubeVirt's AgentConnected condition, which virtctl and UIs show), and the
 // access credentials it wrote.
-func (a *Agent) guestAgentStatus(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus, now time.Time) {
+func (g *guestInfo) guestAgent(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, st *kubevirtv1.VirtualMachineInstanceStatus, now time.Time) {
 	switch os, err := l.conn.GuestOS(l.domain); {
 	case err == nil:
 		st.GuestOSInfo = guestOSInfo(os)
@@ -103,7 +97,7 @@ func (a *Agent) guestAgentStatus(ctx context.Context, vmi *kubevirtv1.VirtualMac
 	default:
 		klog.FromContext(ctx).V(4).Info("Guest OS unknown", "err", err)
 	}
-	if c := a.syncGuestCredentials(ctx, vmi, l); c != nil {
+	if c := g.syncCredentials(ctx, vmi, l); c != nil {
 		setCondition(st, *c, now)
 	}
 }

@@ -1,6 +1,10 @@
-// Package app is the command line of nativevirt-handler, the node agent: its
-// options, and the wiring of informers, the reconcile loop, the stream server,
-// the heartbeat and the device plugins.
+// Package app is the command line of nativevirt-handler, the node agent, as
+// one chain like pkg/apiserver/app's: Options (flags, options.go) → Config
+// (clients, informers, checkpoint, TLS files and the agent's configuration,
+// config.go) → CompletedConfig (endpoint, migration tunnels, listen
+// addresses, CPU models, device plugins) → Server (server.go), which runs the
+// informers, the reconcile loop, the heartbeat, the stream and metrics servers
+// and the device plugins.
 package app
 
 import (
@@ -74,7 +78,7 @@ type Options struct {
 	MigrationCompletionTimeoutPerGiB time.Duration
 	MigrationBandwidthMiB            uint64
 	// QEMUCapabilitiesDir is where the DaemonSet's probe writes libvirt's QEMU capabilities
-	// for this node (pkg/launcherpod/qemucaps.go); "" disables seeding launchers with them.
+	// for this node (package qemucaps); "" disables seeding launchers with them.
 	QEMUCapabilitiesDir string
 }
 

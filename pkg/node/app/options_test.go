@@ -100,3 +100,28 @@ func TestClientConfig(t *testing.T) {
 		t.Errorf("client config QPS %v, burst %d, user agent %q", cfg.QPS, cfg.Burst, cfg.UserAgent)
 	}
 }
+
+// TestComplete: the completed configuration derives the advertised endpoint, the listen
+// addresses and the device plugins from the options; without TLS files no metrics server and
+// no migration tunnels.
+func TestComplete(t *testing.T) {
+	o := NewOptions()
+	o.NodeName, o.AdvertiseAddress, o.QEMUCapabilitiesDir = "n1", "10.0.0.5", ""
+	c, err := (&Config{NodeName: o.NodeName, options: o}).Complete(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Endpoint != "10.0.0.5:8186" || c.StreamAddress != "0.0.0.0:8186" {
+		t.Errorf("endpoint %q, stream address %q", c.Endpoint, c.StreamAddress)
+	}
+	if c.MetricsAddress != "" || c.Agent.Migration.DialTunnel != nil || c.Agent.Migration.Endpoint != "" {
+		t.Errorf("without TLS: metrics address %q, migration endpoint %q", c.MetricsAddress, c.Agent.Migration.Endpoint)
+	}
+	if len(c.DevicePlugins) != 2 || c.DevicePlugins[0].Dir != "/var/lib/kubelet/device-plugins" {
+		t.Errorf("device plugins %+v", c.DevicePlugins)
+	}
+	o.DevicePlugins = false
+	if c, err := (&Config{NodeName: o.NodeName, options: o}).Complete(t.Context()); err != nil || len(c.DevicePlugins) != 0 {
+		t.Errorf("--device-plugins=false: %+v, %v", c.DevicePlugins, err)
+	}
+}

@@ -91,9 +91,11 @@ func TestConvertErrors(t *testing.T) {
 }
 
 // TestConvertNeverPanics converts odd instances: every field set, every
-// pointer allocated with zero values inside, and random fills with nil
-// pointers anywhere. Whatever the input, Convert returns a domain or an
-// error, never a panic.
+// pointer allocated with zero values inside, random fills with nil pointers
+// anywhere, and valid instances with one part (CPU, devices, volumes, …)
+// filled at random. Whatever the input, Convert returns a domain or an
+// error, never a panic; and enough of the inputs convert for the test to
+// reach the converters' success paths, not only their first refusal.
 func TestConvertNeverPanics(t *testing.T) {
 	var inputs []*kubevirtv1.VirtualMachineInstance
 	for _, zero := range []bool{false, true} {
@@ -106,10 +108,39 @@ func TestConvertNeverPanics(t *testing.T) {
 			*q = *resource.NewQuantity(c.Int63n(1<<36)-(1<<20), resource.BinarySI)
 		},
 	)
+	// A whole instance filled at random is refused (some unsupported field is
+	// always set): these inputs test the refusals.
 	for i := 0; i < 200; i++ {
 		vmi := &kubevirtv1.VirtualMachineInstance{}
 		filler.Fill(vmi)
 		inputs = append(inputs, vmi)
+	}
+	// One part of a valid instance filled at random: these reach the
+	// converters' success paths with odd but acceptable values.
+	parts := []func(*kubevirtv1.VirtualMachineInstanceSpec){
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.CPU) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Machine) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Firmware) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Clock) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Features) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.IOThreadsPolicy) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Chassis) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.Disks) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.Interfaces) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.Inputs) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.Watchdog) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.Rng) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Domain.Devices.AutoattachSerialConsole) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Volumes) },
+		func(s *kubevirtv1.VirtualMachineInstanceSpec) { filler.Fill(&s.Networks) },
+	}
+	for i := 0; i < 20; i++ {
+		for _, fill := range parts {
+			vmi := &kubevirtv1.VirtualMachineInstance{}
+			vmi.Spec.Domain.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+			fill(&vmi.Spec)
+			inputs = append(inputs, vmi)
+		}
 	}
 	converted := 0
 	for i, vmi := range inputs {
@@ -132,7 +163,15 @@ func TestConvertNeverPanics(t *testing.T) {
 			}
 		}()
 	}
+	// Measured with these seeds: 474 of 1004 conversions succeed (47%): none
+	// of the 404 of whole random instances, 474 of the 600 of one-part fills
+	// (79%). The floor of 40% fails the test when a change makes the
+	// converter refuse what it used to accept, or the inputs stop reaching the
+	// success paths, and leaves room for new API fields that randfill then sets.
 	t.Logf("%d of %d conversions succeeded", converted, 2*len(inputs))
+	if min := 2 * len(inputs) / 5; converted < min {
+		t.Errorf("only %d of %d conversions succeeded, want at least %d", converted, 2*len(inputs), min)
+	}
 	var d *Domain
 	if _, err := d.Marshal(); err == nil {
 		t.Error("marshal of a nil domain succeeded")

@@ -122,71 +122,21 @@ func convertDisks(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads ioT
 // convertDisk converts one disk given its source; the target device name
 // is filled in by the caller.
 func convertDisk(d *kubevirtv1.Disk, src diskSource, p *field.Path) (Disk, kubevirtv1.DiskBus, field.ErrorList) {
-	var errs field.ErrorList
 	out := Disk{Type: "file", Device: "disk", Alias: &Alias{Name: "ua-" + d.Name}}
 	source := &DiskSource{File: src.path}
 	if src.block {
 		out.Type, source = "block", &DiskSource{Dev: src.path}
 	}
-	readOnly := false
-	var bus kubevirtv1.DiskBus
-	switch {
-	case d.LUN != nil:
+	if d.LUN != nil {
 		return Disk{}, "", field.ErrorList{field.Forbidden(p.Child("lun"), "LUN disks are not supported")}
-	case d.CDRom != nil:
-		out.Device = "cdrom"
-		bus = d.CDRom.Bus
-		if bus == "" {
-			bus = kubevirtv1.DiskBusSATA
-		}
-		if bus != kubevirtv1.DiskBusSATA && bus != kubevirtv1.DiskBusSCSI {
-			errs = append(errs, field.NotSupported(p.Child("cdrom", "bus"), bus, []string{"sata", "scsi"}))
-		}
-		readOnly = enabled(d.CDRom.ReadOnly)
-		if d.CDRom.Tray == kubevirtv1.TrayStateOpen {
-			out.Target.Tray = "open"
-			source = nil
-		}
-	default:
-		target := d.Disk
-		if target == nil {
-			target = &kubevirtv1.DiskTarget{}
-		}
-		bus = target.Bus
-		if bus == "" {
-			bus = kubevirtv1.DiskBusVirtio
-		}
-		switch bus {
-		case kubevirtv1.DiskBusVirtio, kubevirtv1.DiskBusSATA, kubevirtv1.DiskBusSCSI, kubevirtv1.DiskBusUSB:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("disk", "bus"), bus, []string{"virtio", "sata", "scsi", "usb"}))
-		}
-		readOnly = target.ReadOnly
-		if target.PciAddress != "" {
-			addr, ok := pciAddress(target.PciAddress)
-			switch {
-			case !ok:
-				errs = append(errs, field.Invalid(p.Child("disk", "pciAddress"), target.PciAddress, "must be a PCI address like 0000:81:01.0"))
-			case bus != kubevirtv1.DiskBusVirtio:
-				errs = append(errs, field.Invalid(p.Child("disk", "pciAddress"), target.PciAddress, "only virtio disks take a PCI address"))
-			default:
-				out.Address = addr
-			}
-		}
+	}
+	bus, readOnly, errs := diskTarget(d, &out, p)
+	if out.Target.Tray == "open" {
+		source = nil
 	}
 	out.Target.Bus = string(bus)
 	out.Source = source
-	format := src.format
-	switch {
-	case readOnly || (src.readOnly && !src.transient):
-		out.ReadOnly = &struct{}{}
-	case src.overlay != "" && out.Device == "disk":
-		out.Source = &DiskSource{File: src.overlay}
-		out.BackingStore = &BackingStore{Type: "file", Format: BackingFormat{Type: string(src.format)}, Source: DiskSource{File: src.path}}
-		format = FormatQCOW2
-	case src.transient && out.Device == "disk":
-		out.Transient = &struct{}{}
-	}
+	format := attachStorage(&out, src, readOnly)
 	driver, derrs := diskDriver(d, format, p)
 	if src.shared && driver.Cache == "" {
 		// libvirt migrates a disk it does not copy only with the host cache off
@@ -211,6 +161,67 @@ func convertDisk(d *kubevirtv1.Disk, src diskSource, p *field.Path) (Disk, kubev
 	out.BlockIO = blockIO
 	errs = append(errs, berrs...)
 	return out, bus, errs
+}
+
+// diskTarget fills in out's device kind, tray and PCI address from the disk's cdrom or disk
+// target, and returns its bus and whether the target is read-only.
+func diskTarget(d *kubevirtv1.Disk, out *Disk, p *field.Path) (kubevirtv1.DiskBus, bool, field.ErrorList) {
+	var errs field.ErrorList
+	if c := d.CDRom; c != nil {
+		out.Device = "cdrom"
+		bus := c.Bus
+		if bus == "" {
+			bus = kubevirtv1.DiskBusSATA
+		}
+		if bus != kubevirtv1.DiskBusSATA && bus != kubevirtv1.DiskBusSCSI {
+			errs = append(errs, field.NotSupported(p.Child("cdrom", "bus"), bus, []string{"sata", "scsi"}))
+		}
+		if c.Tray == kubevirtv1.TrayStateOpen {
+			out.Target.Tray = "open"
+		}
+		return bus, enabled(c.ReadOnly), errs
+	}
+	target := d.Disk
+	if target == nil {
+		target = &kubevirtv1.DiskTarget{}
+	}
+	bus := target.Bus
+	if bus == "" {
+		bus = kubevirtv1.DiskBusVirtio
+	}
+	switch bus {
+	case kubevirtv1.DiskBusVirtio, kubevirtv1.DiskBusSATA, kubevirtv1.DiskBusSCSI, kubevirtv1.DiskBusUSB:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("disk", "bus"), bus, []string{"virtio", "sata", "scsi", "usb"}))
+	}
+	if target.PciAddress != "" {
+		addr, ok := pciAddress(target.PciAddress)
+		switch {
+		case !ok:
+			errs = append(errs, field.Invalid(p.Child("disk", "pciAddress"), target.PciAddress, "must be a PCI address like 0000:81:01.0"))
+		case bus != kubevirtv1.DiskBusVirtio:
+			errs = append(errs, field.Invalid(p.Child("disk", "pciAddress"), target.PciAddress, "only virtio disks take a PCI address"))
+		default:
+			out.Address = addr
+		}
+	}
+	return bus, target.ReadOnly, errs
+}
+
+// attachStorage makes out read-only, a qcow2 overlay over its image, or transient, as the
+// disk and its source say, and returns the format QEMU reads the disk's source in.
+func attachStorage(out *Disk, src diskSource, readOnly bool) DiskFormat {
+	switch {
+	case readOnly || (src.readOnly && !src.transient):
+		out.ReadOnly = &struct{}{}
+	case src.overlay != "" && out.Device == "disk":
+		out.Source = &DiskSource{File: src.overlay}
+		out.BackingStore = &BackingStore{Type: "file", Format: BackingFormat{Type: string(src.format)}, Source: DiskSource{File: src.path}}
+		return FormatQCOW2
+	case src.transient && out.Device == "disk":
+		out.Transient = &struct{}{}
+	}
+	return src.format
 }
 
 // diskDriver gives the QEMU driver settings of a disk: format, cache and

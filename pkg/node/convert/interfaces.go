@@ -134,8 +134,52 @@ func checkInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]ni
 // than the pod network, bindings other than masquerade, bad models, MACs,
 // ports, states and VM network CIDRs.
 func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (nic, field.ErrorList) {
-	var errs field.ErrorList
 	n := nic{iface: iface, pod: PodInterface{Name: iface.Name, Ports: iface.Ports, DHCPOptions: iface.DHCPOptions}}
+	pod, errs := interfaceNetwork(iface, networks, p)
+	n.model = iface.Model
+	if n.model == "" {
+		n.model = "virtio"
+	}
+	if !nicModels[n.model] {
+		errs = append(errs, field.NotSupported(p.Child("model"), iface.Model, []string{"e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio"}))
+	}
+	if iface.MacAddress != "" {
+		if mac, err := net.ParseMAC(iface.MacAddress); err != nil || len(mac) != 6 {
+			errs = append(errs, field.Invalid(p.Child("macAddress"), iface.MacAddress, "must be a 48-bit MAC address"))
+		}
+	}
+	n.pod.MAC = InterfaceMAC(vmi, iface)
+	switch iface.State {
+	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("state"), iface.State, []string{"up", "down"}))
+	}
+	errs = append(errs, checkPortsAndDHCP(iface, p)...)
+	if iface.ACPIIndex < 0 {
+		errs = append(errs, field.Invalid(p.Child("acpiIndex"), iface.ACPIIndex, "must not be negative"))
+	}
+	boot, err := bootOrder(iface.BootOrder, p.Child("bootOrder"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	n.boot = boot
+	if iface.PciAddress != "" {
+		addr, ok := pciAddress(iface.PciAddress)
+		if !ok {
+			errs = append(errs, field.Invalid(p.Child("pciAddress"), iface.PciAddress, "must be a PCI address like 0000:81:01.0"))
+		}
+		n.address = addr
+	}
+	if pod != nil {
+		errs = append(errs, n.pod.setAddresses(iface.Name, pod)...)
+	}
+	return n, errs
+}
+
+// interfaceNetwork finds the pod network an interface is on and refuses other networks and
+// bindings than masquerade.
+func interfaceNetwork(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (*kubevirtv1.PodNetwork, field.ErrorList) {
+	var errs field.ErrorList
 	network, ok := networks[iface.Name]
 	var pod *kubevirtv1.PodNetwork
 	switch {
@@ -155,24 +199,12 @@ func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.In
 	case m.Bridge != nil || m.DeprecatedSlirp != nil || m.SRIOV != nil || m.DeprecatedMacvtap != nil || m.DeprecatedPasst != nil:
 		errs = append(errs, field.NotSupported(p, bindingName(m), []string{"masquerade"}))
 	}
-	n.model = iface.Model
-	if n.model == "" {
-		n.model = "virtio"
-	}
-	if !nicModels[n.model] {
-		errs = append(errs, field.NotSupported(p.Child("model"), iface.Model, []string{"e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio"}))
-	}
-	if iface.MacAddress != "" {
-		if mac, err := net.ParseMAC(iface.MacAddress); err != nil || len(mac) != 6 {
-			errs = append(errs, field.Invalid(p.Child("macAddress"), iface.MacAddress, "must be a 48-bit MAC address"))
-		}
-	}
-	n.pod.MAC = InterfaceMAC(vmi, iface)
-	switch iface.State {
-	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
-	default:
-		errs = append(errs, field.NotSupported(p.Child("state"), iface.State, []string{"up", "down"}))
-	}
+	return pod, errs
+}
+
+// checkPortsAndDHCP checks the ports an interface forwards and its DHCP options.
+func checkPortsAndDHCP(iface *kubevirtv1.Interface, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for j, port := range iface.Ports {
 		pp := p.Child("ports").Index(j)
 		if port.Port < 1 || port.Port > 65535 {
@@ -194,33 +226,22 @@ func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.In
 			}
 		}
 	}
-	if iface.ACPIIndex < 0 {
-		errs = append(errs, field.Invalid(p.Child("acpiIndex"), iface.ACPIIndex, "must not be negative"))
+	return errs
+}
+
+// setAddresses sets the masquerade gateway, guest address and prefix of the pod network's
+// VM network CIDR (DefaultVMNetworkCIDR when it names none).
+func (pi *PodInterface) setAddresses(name string, pod *kubevirtv1.PodNetwork) field.ErrorList {
+	cidr := DefaultVMNetworkCIDR
+	if pod.VMNetworkCIDR != "" {
+		cidr = pod.VMNetworkCIDR
 	}
-	boot, err := bootOrder(iface.BootOrder, p.Child("bootOrder"))
+	gateway, guest, prefix, err := masqueradeAddresses(cidr)
+	pi.Gateway, pi.Guest, pi.PrefixLength = gateway, guest, prefix
 	if err != nil {
-		errs = append(errs, err)
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "networks").Key(name).Child("pod", "vmNetworkCIDR"), cidr, err.Error())}
 	}
-	n.boot = boot
-	if iface.PciAddress != "" {
-		addr, ok := pciAddress(iface.PciAddress)
-		if !ok {
-			errs = append(errs, field.Invalid(p.Child("pciAddress"), iface.PciAddress, "must be a PCI address like 0000:81:01.0"))
-		}
-		n.address = addr
-	}
-	if pod != nil {
-		cidr := DefaultVMNetworkCIDR
-		if pod.VMNetworkCIDR != "" {
-			cidr = pod.VMNetworkCIDR
-		}
-		gateway, guest, prefix, err := masqueradeAddresses(cidr)
-		if err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "networks").Key(iface.Name).Child("pod", "vmNetworkCIDR"), cidr, err.Error()))
-		}
-		n.pod.Gateway, n.pod.Guest, n.pod.PrefixLength = gateway, guest, prefix
-	}
-	return n, errs
+	return nil
 }
 
 // InterfaceMAC is the guest MAC of an interface: the one the spec names

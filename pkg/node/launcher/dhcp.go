@@ -33,7 +33,7 @@ func (l *Launcher) serveDHCP(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(dhcpRetry):
+		case <-l.after(dhcpRetry):
 		}
 	}
 }
@@ -67,4 +67,12 @@ func (l *Launcher) serveDHCPOnce(ctx context.Context, path string) error {
 	l.log.Info("Serving DHCP to the guest", "interface", cfg.Interface, "guest", cfg.ClientIP, "gateway", cfg.ServerIP,
 		"mac", cfg.ClientMAC, "mtu", cfg.MTU, "dns", resolver.Servers, "search", resolver.Search)
 	return s.Serve(ctx, conn)
+}
+
+// after is the launcher clock's After (the real clock's without one).
+func (l *Launcher) after(d time.Duration) <-chan time.Time {
+	if l.clock == nil {
+		return time.After(d)
+	}
+	return l.clock.After(d)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
 )
@@ -44,7 +45,8 @@ func TestServeDHCP(t *testing.T) {
 	port := freeUDPPort(t)
 	opts := Options{RunDir: dir, ResolvConf: resolv, DHCPPort: port, DHCPReplyPort: client.LocalAddr().(*net.UDPAddr).Port}
 	opts.Complete()
-	l := &Launcher{opts: opts, log: ktesting.NewLogger(t, ktesting.DefaultConfig)}
+	fakeClock := testingclock.NewFakeClock(time.Now())
+	l := &Launcher{opts: opts, log: ktesting.NewLogger(t, ktesting.DefaultConfig), clock: fakeClock}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -60,12 +62,14 @@ func TestServeDHCP(t *testing.T) {
 		}
 	}()
 
-	time.Sleep(2 * dhcpRetry) // the loop waits for the file
+	// The loop looked for the file, found none, and waits to look again.
+	awaitWaiter(t, fakeClock)
 	mac := "52:54:00:12:34:56"
 	if err := dhcp.WriteConfig(dir, &dhcp.Config{Interface: "lo", ServerIP: net.IPv4(10, 0, 2, 1), ClientIP: net.IPv4(127, 0, 0, 1),
 		PrefixLength: 8, ClientMAC: mac, MTU: 1400}); err != nil {
 		t.Fatal(err)
 	}
+	fakeClock.Step(dhcpRetry)
 	hw, _ := net.ParseMAC(mac)
 	req, err := (&dhcp.Packet{Op: dhcp.OpRequest, HType: 1, HLen: 6, XID: 99, CIAddr: net.IPv4(127, 0, 0, 1), CHAddr: hw,
 		Options: dhcp.Options{dhcp.OptMessageType: {byte(dhcp.Request)}}}).Marshal()
@@ -95,5 +99,17 @@ func TestServeDHCP(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no DHCP answer: %v", err)
 		}
+	}
+}
+
+// awaitWaiter waits until something waits on c (the DHCP loop's retry), for at most 10 s.
+func awaitWaiter(t *testing.T, c *testingclock.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("the DHCP loop never waited to retry")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

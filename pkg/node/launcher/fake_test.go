@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -34,14 +36,43 @@ type fakeHypervisor struct {
 	events    bool
 	listeners map[int]func()
 	nextID    int
-	// lists counts the listings.
-	lists int
+	// dials counts the test's dials of the daemon.
+	dials atomic.Int32
+	// lists counts the listings; listed is broadcast (on mu) after each.
+	lists  int
+	listed *sync.Cond
 }
 
 var _ Hypervisor = &fakeHypervisor{}
 
 func newFakeHypervisor(guests map[string]*fakeGuest) *fakeHypervisor {
-	return &fakeHypervisor{guests: guests}
+	f := &fakeHypervisor{guests: guests}
+	f.listed = sync.NewCond(&f.mu)
+	return f
+}
+
+// awaitListings waits until the launcher has listed the domains n more times: with n = 2, the
+// launcher has acted on a listing that saw what was set before the call (its loop lists, acts,
+// then lists again). It fails t after 10 s.
+func (f *fakeHypervisor) awaitListings(t *testing.T, n int) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := f.lists + n
+	timedOut := false
+	timer := time.AfterFunc(10*time.Second, func() {
+		f.mu.Lock()
+		timedOut = true
+		f.mu.Unlock()
+		f.listed.Broadcast()
+	})
+	defer timer.Stop()
+	for f.lists < want && !timedOut {
+		f.listed.Wait()
+	}
+	if f.lists < want {
+		t.Errorf("the launcher listed its domains %d times in 10 s, want %d", n-(want-f.lists), n)
+	}
 }
 
 // ProbeQEMU runs probe, when set, as libvirt's probe (which writes the capability cache).
@@ -115,6 +146,7 @@ func (f *fakeHypervisor) Domains() ([]Domain, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lists++
+	f.listed.Broadcast()
 	if f.listErr != nil {
 		return nil, f.listErr
 	}

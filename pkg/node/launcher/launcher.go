@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // ErrLibvirtdExited is returned by Run when the libvirt daemon dies: the virtual machine cannot
@@ -20,6 +21,8 @@ type Launcher struct {
 	opts Options
 	dial DialFunc
 	log  klog.Logger
+	// clock times the retries of the DHCP loop (the real clock when nil; tests step a fake one).
+	clock clock.Clock
 }
 
 // New checks opts (after filling in the defaults) and returns a launcher that connects to its
@@ -32,7 +35,7 @@ func New(opts Options, dial DialFunc, log klog.Logger) (*Launcher, error) {
 	if dial == nil {
 		dial = DialLibvirt
 	}
-	return &Launcher{opts: opts, dial: dial, log: log}, nil
+	return &Launcher{opts: opts, dial: dial, log: log, clock: clock.RealClock{}}, nil
 }
 
 // Options returns the launcher's completed options.
@@ -131,32 +134,11 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 		return err
 	}
 	defer func() { _ = h.Close() }()
-	if len(l.opts.AwaitFiles) > 0 {
-		start := time.Now()
-		done, err := awaitFiles(ctx, l.opts.AwaitFiles, libvirtd)
-		if err != nil || !done {
-			if err == nil {
-				log.Info("Terminated before the disks were copied")
-			}
-			return err
-		}
-		log.Info("Disks copied", "files", l.opts.AwaitFiles, "waited", time.Since(start).Round(time.Millisecond))
-	}
-	if err := writeFileAtomic(l.opts.ReadyPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+	if ready, err := l.becomeReady(ctx, libvirtd); err != nil || !ready {
 		return err
 	}
-	log.Info("Ready", "socket", l.opts.SocketPath())
 	// DHCP for the guest lives as long as the launcher serves, through the graceful shutdown.
-	dhcpCtx, stopDHCP := context.WithCancel(context.WithoutCancel(ctx))
-	dhcpDone := make(chan struct{})
-	go func() {
-		defer close(dhcpDone)
-		l.serveDHCP(dhcpCtx)
-	}()
-	defer func() {
-		stopDHCP()
-		<-dhcpDone
-	}()
+	defer l.startDHCP(ctx)()
 
 	watch := domainWatch{offGrace: l.opts.OffGrace}
 	// Libvirt's lifecycle events say when to look at the domains again; a listing every
@@ -176,24 +158,7 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 			log.Info("virtlogd exited; carrying on without it", "status", describeStatus(virtlogd.status))
 			virtlogdDone = nil
 		case <-ctx.Done():
-			// Before the guest goes: the node agent tells by it that the guest was stopped
-			// for the launcher, not by itself.
-			if err := writeFileAtomic(l.opts.TerminatedPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-				log.Error(err, "Could not write the terminated marker")
-			}
-			res, err := shutdownGuests(h, shutdownPolicy{
-				grace:   l.opts.GracePeriod,
-				poll:    l.opts.PollInterval,
-				repress: 5 * time.Second,
-			}, log)
-			if libvirtd.exited() {
-				return libvirtdExited(libvirtd)
-			}
-			if err != nil {
-				return fmt.Errorf("shutting the guests down: %w", err)
-			}
-			log.Info("Terminated", "poweredOff", res.poweredOff, "destroyed", res.destroyed)
-			return nil
+			return l.terminate(h, libvirtd)
 		case <-changed:
 		case <-next.C:
 		}
@@ -223,6 +188,66 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 		}
 		resetTimer(next, wait)
 	}
+}
+
+// becomeReady waits for the disk copies the launcher awaits, then writes the ready marker.
+// ready is false when ctx ended first.
+func (l *Launcher) becomeReady(ctx context.Context, libvirtd *child) (ready bool, err error) {
+	log := l.log
+	if len(l.opts.AwaitFiles) > 0 {
+		start := time.Now()
+		done, err := awaitFiles(ctx, l.opts.AwaitFiles, libvirtd)
+		if err != nil || !done {
+			if err == nil {
+				log.Info("Terminated before the disks were copied")
+			}
+			return false, err
+		}
+		log.Info("Disks copied", "files", l.opts.AwaitFiles, "waited", time.Since(start).Round(time.Millisecond))
+	}
+	if err := writeFileAtomic(l.opts.ReadyPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return false, err
+	}
+	log.Info("Ready", "socket", l.opts.SocketPath())
+	return true, nil
+}
+
+// startDHCP serves DHCP to the guest, also after ctx ends, until the returned stop is called;
+// stop returns once the server ended.
+func (l *Launcher) startDHCP(ctx context.Context) (stop func()) {
+	dhcpCtx, stopDHCP := context.WithCancel(context.WithoutCancel(ctx))
+	dhcpDone := make(chan struct{})
+	go func() {
+		defer close(dhcpDone)
+		l.serveDHCP(dhcpCtx)
+	}()
+	return func() {
+		stopDHCP()
+		<-dhcpDone
+	}
+}
+
+// terminate shuts the guests down when the launcher is told to end, after the terminated
+// marker is written: the node agent tells by it that the guest was stopped for the launcher,
+// not by itself.
+func (l *Launcher) terminate(h Hypervisor, libvirtd *child) error {
+	log := l.log
+	if err := writeFileAtomic(l.opts.TerminatedPath(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		log.Error(err, "Could not write the terminated marker")
+	}
+	res, err := shutdownGuests(h, shutdownPolicy{
+		grace:   l.opts.GracePeriod,
+		poll:    l.opts.PollInterval,
+		repress: 5 * time.Second,
+	}, log)
+	if libvirtd.exited() {
+		return libvirtdExited(libvirtd)
+	}
+	if err != nil {
+		return fmt.Errorf("shutting the guests down: %w", err)
+	}
+	log.Info("Terminated", "poweredOff", res.poweredOff, "destroyed", res.destroyed)
+	return nil
 }
 
 // subscription is the launcher's registration for libvirt's lifecycle events.

@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 		name     string
 		libvirtd string
 		// during runs once the launcher is ready (or at once when never ready), with the fake.
-		during func(h *fakeHypervisor, cancel context.CancelFunc)
+		during func(t *testing.T, h *fakeHypervisor, cancel context.CancelFunc)
 		// dialErr makes every dial fail.
 		dialErr      error
 		startTimeout time.Duration
@@ -96,27 +96,27 @@ func TestRun(t *testing.T) {
 	}{{
 		name:     "the domain runs, then is undefined",
 		libvirtd: "exec sleep 60",
-		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+		during: func(t *testing.T, h *fakeHypervisor, _ context.CancelFunc) {
 			h.set("ns_vm", &fakeGuest{active: true})
-			time.Sleep(100 * time.Millisecond)
+			h.awaitListings(t, 2) // the launcher saw the running domain
 			h.set("ns_vm", nil)
 		},
 		wantReady: true,
 	}, {
 		name:     "the domain runs, then stays shut off",
 		libvirtd: "exec sleep 60",
-		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+		during: func(t *testing.T, h *fakeHypervisor, _ context.CancelFunc) {
 			h.set("ns_vm", &fakeGuest{active: true})
-			time.Sleep(100 * time.Millisecond)
+			h.awaitListings(t, 2) // the launcher saw the running domain
 			h.set("ns_vm", &fakeGuest{active: false})
 		},
 		wantReady: true,
 	}, {
 		name:     "SIGTERM: the guest powers off on the ACPI button",
 		libvirtd: "exec sleep 60",
-		during: func(h *fakeHypervisor, cancel context.CancelFunc) {
+		during: func(t *testing.T, h *fakeHypervisor, cancel context.CancelFunc) {
 			h.set("ns_vm", &fakeGuest{active: true, offAfterPresses: 1})
-			time.Sleep(100 * time.Millisecond)
+			h.awaitListings(t, 2) // the launcher saw the running domain
 			cancel()
 		},
 		wantCalls:      []string{"shutdown ns_vm"},
@@ -125,9 +125,9 @@ func TestRun(t *testing.T) {
 	}, {
 		name:     "SIGTERM: a guest ignoring ACPI is destroyed after the grace period",
 		libvirtd: "exec sleep 60",
-		during: func(h *fakeHypervisor, cancel context.CancelFunc) {
+		during: func(t *testing.T, h *fakeHypervisor, cancel context.CancelFunc) {
 			h.set("ns_vm", &fakeGuest{active: true})
-			time.Sleep(100 * time.Millisecond)
+			h.awaitListings(t, 2) // the launcher saw the running domain
 			cancel()
 		},
 		wantCalls:      []string{"shutdown ns_vm", "destroy ns_vm"},
@@ -136,7 +136,7 @@ func TestRun(t *testing.T) {
 	}, {
 		name:     "libvirtd dies while the domain runs",
 		libvirtd: "sleep 0.5; exit 3",
-		during: func(h *fakeHypervisor, _ context.CancelFunc) {
+		during: func(t *testing.T, h *fakeHypervisor, _ context.CancelFunc) {
 			h.set("ns_vm", &fakeGuest{active: true})
 		},
 		wantErr:   "libvirtd exited (exit status 3)",
@@ -156,8 +156,11 @@ func TestRun(t *testing.T) {
 		name:     "SIGTERM before libvirtd answers",
 		libvirtd: "exec sleep 60",
 		dialErr:  boom,
-		during: func(_ *fakeHypervisor, cancel context.CancelFunc) {
-			time.Sleep(200 * time.Millisecond)
+		during: func(t *testing.T, h *fakeHypervisor, cancel context.CancelFunc) {
+			// Once the launcher has tried, and tries again.
+			if !waitFor(5*time.Second, func() bool { return h.dials.Load() >= 2 }) {
+				t.Error("the launcher did not dial libvirtd twice")
+			}
 			cancel()
 		},
 	}}
@@ -168,6 +171,7 @@ func TestRun(t *testing.T) {
 			opts := testOptions(t, dir, tt.libvirtd)
 			opts.StartTimeout = tt.startTimeout
 			dial := func(uri string) (Hypervisor, error) {
+				h.dials.Add(1)
 				if want := "qemu+unix:///system?socket=" + filepath.Join(dir, "run", "libvirt", "libvirt-sock"); uri != want {
 					t.Errorf("dialled %q, want %q", uri, want)
 				}
@@ -184,7 +188,7 @@ func TestRun(t *testing.T) {
 				ready = waitFor(5*time.Second, func() bool { return fileExists(opts.RunDir + "/ready") })
 			}
 			if tt.during != nil {
-				tt.during(h, cancel)
+				tt.during(t, h, cancel)
 			}
 			var runErr error
 			select {

@@ -4,19 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
 )
 
 // probeTimeout bounds libvirt's probe of QEMU (3.5 s with KVM here).
 var probeTimeout = 2 * time.Minute
 
 // ProbeQEMUCapabilities is the launcher's other job, run once per node by the node agent's
-// DaemonSet in a container of the launcher image (pkg/launcherpod/qemucaps.go): it starts
+// DaemonSet in a container of the launcher image (package qemucaps): it starts
 // libvirtd as a launcher pod does, has it probe QEMU, and copies libvirt's capability cache into
 // outDir/<kind> (kvm when /dev/kvm is usable here, tcg otherwise), replacing an earlier probe's
 // files. libvirtd is stopped before it returns.
@@ -54,55 +53,12 @@ func (l *Launcher) ProbeQEMUCapabilities(ctx context.Context, outDir string) err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	kind := launcherpod.QEMUCapabilitiesTCG
-	if syscall.Access("/dev/kvm", 0o6) == nil { // read and write, as libvirt checks it
-		kind = launcherpod.QEMUCapabilitiesKVM
-	}
-	files, err := publishCapabilities(filepath.Join(l.opts.StateRoot, launcherpod.QEMUCapabilitiesCache), filepath.Join(outDir, kind))
+	// Read and write, as libvirt checks it.
+	kind := qemucaps.Kind(syscall.Access("/dev/kvm", 0o6) != nil)
+	files, err := qemucaps.Publish(filepath.Join(l.opts.StateRoot, qemucaps.CacheDir), filepath.Join(outDir, kind))
 	if err != nil {
 		return err
 	}
 	log.Info("QEMU capabilities probed", "kind", kind, "files", files, "took", time.Since(start).Round(time.Millisecond), "dir", filepath.Join(outDir, kind))
 	return nil
-}
-
-// publishCapabilities copies the *.xml cache files of cache into dir (each written aside and
-// renamed, so that a reader never sees half a file) and removes the other files there.
-func publishCapabilities(cache, dir string) ([]string, error) {
-	names, err := filepath.Glob(filepath.Join(cache, "*.xml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("libvirt wrote no capability cache in %s", cache)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	keep := map[string]bool{}
-	var files []string
-	for _, name := range names {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		base := filepath.Base(name)
-		if err := writeFileAtomic(filepath.Join(dir, base), data, 0o644); err != nil {
-			return nil, err
-		}
-		keep[base] = true
-		files = append(files, base)
-	}
-	old, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range old {
-		if !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return files, nil
 }

@@ -11,14 +11,14 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
+	"github.com/nativevirt/nativevirt/pkg/node/qemucaps"
 )
 
 func TestProbeQEMUCapabilities(t *testing.T) {
 	dir := shortTempDir(t)
 	opts := testOptions(t, dir, "exec sleep 60")
 	h := newFakeHypervisor(nil)
-	cache := filepath.Join(opts.StateRoot, launcherpod.QEMUCapabilitiesCache)
+	cache := filepath.Join(opts.StateRoot, qemucaps.CacheDir)
 	// libvirt's probe writes its cache file.
 	h.probe = func() error {
 		if err := os.MkdirAll(cache, 0o755); err != nil {
@@ -30,9 +30,9 @@ func TestProbeQEMUCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kind := launcherpod.QEMUCapabilitiesTCG
+	kind := qemucaps.KindTCG
 	if syscall.Access("/dev/kvm", 0o6) == nil {
-		kind = launcherpod.QEMUCapabilitiesKVM
+		kind = qemucaps.KindKVM
 	}
 	out := filepath.Join(dir, "out")
 	// What an earlier probe, of another QEMU, left.

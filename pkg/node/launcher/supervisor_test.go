@@ -36,19 +36,23 @@ func TestSupervisorExitStatus(t *testing.T) {
 		{name: "clean exit", script: "exit 0", want: "exit status 0"},
 		{name: "failure", script: "exit 3", want: "exit status 3"},
 		{name: "signal", script: "kill -9 $$", want: "killed by signal killed"},
-		{name: "stopped with SIGTERM", script: "exec sleep 60", stop: true, want: "killed by signal terminated"},
-		{name: "ignores SIGTERM, killed", script: "trap '' TERM; while :; do sleep 0.05; done", stop: true, want: "killed by signal killed"},
+		// A child that is stopped says it is ready ($1) once it handles signals as meant.
+		{name: "stopped with SIGTERM", script: `touch "$1"; exec sleep 60`, stop: true, want: "killed by signal terminated"},
+		{name: "ignores SIGTERM, killed", script: `trap '' TERM; touch "$1"; while :; do sleep 0.05; done`, stop: true, want: "killed by signal killed"},
 	}
 	s := startSupervisor(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := s.start(tt.name, []string{"/bin/sh", "-c", tt.script})
+			ready := filepath.Join(t.TempDir(), "ready")
+			c, err := s.start(tt.name, []string{"/bin/sh", "-c", tt.script, "sh", ready})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tt.stop {
-				// Give the shell time to install its trap.
-				time.Sleep(100 * time.Millisecond)
+				// Once the shell installed its trap.
+				if !waitFor(5*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
+					t.Fatalf("%s never got ready", c)
+				}
 				if !s.stop(c, 300*time.Millisecond) {
 					t.Fatalf("%s not reaped after stop", c)
 				}

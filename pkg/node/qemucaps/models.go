@@ -23,7 +23,7 @@ var notModels = map[string]bool{"max": true, "base": true, "host": true}
 var versionSuffix = regexp.MustCompile(`-v[0-9]+$`)
 
 // UsableCPUModels lists the CPU models that QEMU reports usable for guests of kind (KVM or TCG,
-// launcherpod.QEMUCapabilitiesKVM or QEMUCapabilitiesTCG) in the node's capability files under
+// KindKVM or KindTCG) in the node's capability files under
 // dir, sorted, without versions, obsolete models, max, base and host.
 func UsableCPUModels(dir, kind string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, kind, "*.xml"))

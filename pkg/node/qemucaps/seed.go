@@ -1,11 +1,3 @@
-// Package qemucaps gives a launcher container the QEMU capabilities that the node's probe wrote
-// (see pkg/launcherpod/qemucaps.go), so that its libvirtd's first define does not probe QEMU.
-//
-// The files are written into the container's own root filesystem, reached through
-// /proc/<libvirtd's host PID>/root with os.Root: every path is resolved inside the container,
-// so a symbolic link planted there cannot make the agent write on the host. libvirt checks a
-// cache file before it uses it (binaries, libvirt version, KVM facts) and probes as before when
-// it does not match; Seeded.Outcome tells the two apart afterwards.
 package qemucaps
 
 import (
@@ -17,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
 // Outcomes of a seeding, as Seeded.Outcome reports them.
@@ -35,12 +25,12 @@ const (
 // Seeder copies the node's capability files into launcher containers.
 type Seeder struct {
 	// Dir is the node's capability directory: one subdirectory per kind
-	// (launcherpod.QEMUCapabilitiesKVM, launcherpod.QEMUCapabilitiesTCG) of *.xml files.
+	// (KindKVM, KindTCG) of *.xml files.
 	Dir string
 }
 
 // cacheDir is libvirt's capability cache relative to the container's root.
-var cacheDir = strings.TrimPrefix(launcherpod.QEMUCapabilitiesCache, "/")
+var cacheDir = strings.TrimPrefix(CacheDir, "/")
 
 // Seeded is the result of one seeding; Close releases it.
 type Seeded struct {
@@ -78,9 +68,9 @@ func (s Seeder) SeedRoot(dir string) (*Seeded, error) {
 // kind is the capabilities kind a container needs: KVM when /dev/kvm is a device there.
 func kind(root *os.Root) string {
 	if fi, err := root.Stat("dev/kvm"); err == nil && fi.Mode()&fs.ModeCharDevice != 0 {
-		return launcherpod.QEMUCapabilitiesKVM
+		return KindKVM
 	}
-	return launcherpod.QEMUCapabilitiesTCG
+	return KindTCG
 }
 
 func (s Seeder) seed(sd *Seeded) error {
@@ -90,7 +80,7 @@ func (s Seeder) seed(sd *Seeded) error {
 		return nil // no probe of this kind on the node
 	}
 	if err := sd.root.MkdirAll(cacheDir, 0o755); err != nil {
-		return fmt.Errorf("creating %s in the launcher container: %w", launcherpod.QEMUCapabilitiesCache, err)
+		return fmt.Errorf("creating %s in the launcher container: %w", CacheDir, err)
 	}
 	for _, name := range names {
 		base := filepath.Base(name)

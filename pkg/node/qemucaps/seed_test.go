@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
 const capsFile = "926803a9.xml"
@@ -27,7 +25,7 @@ func node(t *testing.T, kinds ...string) string {
 
 func cached(t *testing.T, root string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, launcherpod.QEMUCapabilitiesCache, capsFile))
+	data, err := os.ReadFile(filepath.Join(root, CacheDir, capsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +33,14 @@ func cached(t *testing.T, root string) string {
 }
 
 func TestSeedWritesTheKindTheContainerNeeds(t *testing.T) {
-	s := Seeder{Dir: node(t, launcherpod.QEMUCapabilitiesKVM, launcherpod.QEMUCapabilitiesTCG)}
+	s := Seeder{Dir: node(t, KindKVM, KindTCG)}
 	root := t.TempDir() // no /dev/kvm: emulation only
 	sd, err := s.SeedRoot(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sd.Close()
-	if sd.Kind != launcherpod.QEMUCapabilitiesTCG || len(sd.Files) != 1 || sd.Files[0] != capsFile {
+	if sd.Kind != KindTCG || len(sd.Files) != 1 || sd.Files[0] != capsFile {
 		t.Fatalf("seeded kind %q files %v, want tcg [%s]", sd.Kind, sd.Files, capsFile)
 	}
 	if got := cached(t, root); got != "<qemuCaps>tcg</qemuCaps>" {
@@ -52,7 +50,7 @@ func TestSeedWritesTheKindTheContainerNeeds(t *testing.T) {
 		t.Errorf("outcome %q with the file untouched, want %q", got, OutcomeNodeCache)
 	}
 	// libvirt probing anyway rewrites the file (a new one renamed over it).
-	p := filepath.Join(root, launcherpod.QEMUCapabilitiesCache, capsFile)
+	p := filepath.Join(root, CacheDir, capsFile)
 	if err := os.WriteFile(p+".new", []byte("<qemuCaps>probed</qemuCaps>"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +60,15 @@ func TestSeedWritesTheKindTheContainerNeeds(t *testing.T) {
 	if got := sd.Outcome(); got != OutcomeProbed {
 		t.Errorf("outcome %q after libvirt rewrote the file, want %q", got, OutcomeProbed)
 	}
-	if matches, _ := filepath.Glob(filepath.Join(root, launcherpod.QEMUCapabilitiesCache, "*tmp*")); len(matches) != 0 {
+	if matches, _ := filepath.Glob(filepath.Join(root, CacheDir, "*tmp*")); len(matches) != 0 {
 		t.Errorf("temporary files left: %v", matches)
 	}
 }
 
 func TestSeedLeavesTheContainersOwnCache(t *testing.T) {
-	s := Seeder{Dir: node(t, launcherpod.QEMUCapabilitiesTCG)}
+	s := Seeder{Dir: node(t, KindTCG)}
 	root := t.TempDir()
-	own := filepath.Join(root, launcherpod.QEMUCapabilitiesCache, capsFile)
+	own := filepath.Join(root, CacheDir, capsFile)
 	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +89,7 @@ func TestSeedLeavesTheContainersOwnCache(t *testing.T) {
 }
 
 func TestSeedWithoutCapabilitiesOfTheKind(t *testing.T) {
-	s := Seeder{Dir: node(t, launcherpod.QEMUCapabilitiesKVM)} // a node whose probe saw /dev/kvm
+	s := Seeder{Dir: node(t, KindKVM)} // a node whose probe saw /dev/kvm
 	root := t.TempDir()
 	sd, err := s.SeedRoot(root)
 	if err != nil {
@@ -101,7 +99,7 @@ func TestSeedWithoutCapabilitiesOfTheKind(t *testing.T) {
 	if len(sd.Files) != 0 || sd.Outcome() != OutcomeNone {
 		t.Errorf("files %v outcome %q for an emulation-only container, want none", sd.Files, sd.Outcome())
 	}
-	if _, err := os.Stat(filepath.Join(root, launcherpod.QEMUCapabilitiesCache, capsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(root, CacheDir, capsFile)); err == nil {
 		t.Error("KVM capabilities written into a container without /dev/kvm")
 	}
 }
@@ -109,14 +107,14 @@ func TestSeedWithoutCapabilitiesOfTheKind(t *testing.T) {
 // A container that made its cache directory a link to somewhere else gets nothing written
 // outside its root filesystem.
 func TestSeedStaysInsideTheContainer(t *testing.T) {
-	s := Seeder{Dir: node(t, launcherpod.QEMUCapabilitiesTCG)}
+	s := Seeder{Dir: node(t, KindTCG)}
 	root := t.TempDir()
 	outside := t.TempDir()
-	parent := filepath.Join(root, filepath.Dir(launcherpod.QEMUCapabilitiesCache))
+	parent := filepath.Join(root, filepath.Dir(CacheDir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(outside, filepath.Join(root, launcherpod.QEMUCapabilitiesCache)); err != nil {
+	if err := os.Symlink(outside, filepath.Join(root, CacheDir)); err != nil {
 		t.Fatal(err)
 	}
 	sd, err := s.SeedRoot(root)

@@ -44,9 +44,9 @@ var ErrUnavailable = errors.New("unavailable")
 // not allow the action, or the uid does not match.
 var ErrConflict = errors.New("conflict")
 
-// Backend is what the server needs from the agent. uid is the VMI uid the
-// caller means; a mismatch is an ErrConflict.
-type Backend interface {
+// Commands change the state of a VMI's guest. uid is the VMI uid the caller
+// means; a mismatch is an ErrConflict (so for every part of Backend).
+type Commands interface {
 	// Pause pauses the guest's vCPUs.
 	Pause(ctx context.Context, namespace, name string, uid types.UID) error
 	// Unpause resumes them.
@@ -57,19 +57,41 @@ type Backend interface {
 	Freeze(ctx context.Context, namespace, name string, uid types.UID, unfreezeTimeout time.Duration) error
 	// Unfreeze thaws them.
 	Unfreeze(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
+// Streams open byte streams to a VMI's guest.
+type Streams interface {
 	// Console attaches a session to the VMI's shared serial console.
 	Console(ctx context.Context, namespace, name string, uid types.UID) (io.ReadWriteCloser, error)
 	// VNC opens a new connection to the VMI's VNC socket.
 	VNC(ctx context.Context, namespace, name string, uid types.UID) (net.Conn, error)
 	// PortForward opens a new connection to a port of the guest.
 	PortForward(ctx context.Context, namespace, name string, uid types.UID, port streams.ForwardedPort) (net.Conn, error)
+}
+
+// GuestQueries read what a VMI's guest shows or reports.
+type GuestQueries interface {
 	// Screenshot returns a PNG image of the guest's screen.
 	Screenshot(ctx context.Context, namespace, name string, uid types.UID) ([]byte, error)
 	// GuestAgentInfo asks the guest agent what it knows (ErrConflict when the guest runs none).
 	GuestAgentInfo(ctx context.Context, namespace, name string, uid types.UID) (*kubevirtv1.VirtualMachineInstanceGuestAgentInfo, error)
+}
+
+// Tunnels connect the migration tunnels of other node agents.
+type Tunnels interface {
 	// MigrationTunnel connects a migration channel to the target launcher of
 	// the migration migrationUID; ErrNotFound when this node is not its target.
 	MigrationTunnel(ctx context.Context, migrationUID types.UID, channel streams.MigrationChannel) (net.Conn, error)
+}
+
+// Backend is what the server needs from the agent, one small interface per
+// kind of request; one value may implement several parts. A request whose
+// part is nil fails with 404.
+type Backend struct {
+	Commands
+	Streams
+	GuestQueries
+	Tunnels
 }
 
 // Handler serves the protocol on top of b. Wrap it in an http.Server whose
@@ -115,67 +137,100 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing header "+streams.VMIUIDHeader, http.StatusBadRequest)
 		return
 	}
-	ctx := r.Context()
-	logger := klog.FromContext(ctx).WithValues("vmi", klog.KRef(t.Namespace, t.Name), "action", t.Action)
+	logger := klog.FromContext(r.Context()).WithValues("vmi", klog.KRef(t.Namespace, t.Name), "action", t.Action)
 	switch t.Action {
 	case streams.ActionPause, streams.ActionUnpause, streams.ActionSoftReboot, streams.ActionFreeze, streams.ActionUnfreeze:
-		do := map[streams.Action]func(context.Context, string, string, types.UID) error{
-			streams.ActionPause: h.b.Pause, streams.ActionUnpause: h.b.Unpause, streams.ActionSoftReboot: h.b.SoftReboot,
-			streams.ActionUnfreeze: h.b.Unfreeze,
-		}[t.Action]
-		if t.Action == streams.ActionFreeze {
-			timeout, err := time.ParseDuration(r.URL.Query().Get(streams.UnfreezeTimeoutParam))
-			if err != nil || timeout < 0 {
-				http.Error(w, fmt.Sprintf("freeze needs the query parameter %s, a duration of at least 0s", streams.UnfreezeTimeoutParam), http.StatusBadRequest)
-				return
-			}
-			do = func(ctx context.Context, namespace, name string, uid types.UID) error {
-				return h.b.Freeze(ctx, namespace, name, uid, timeout)
-			}
-		}
-		if err := do(ctx, t.Namespace, t.Name, uid); err != nil {
-			writeStatus(w, err)
+		h.command(w, r, t, uid, logger)
+	case streams.ActionConsole, streams.ActionVNC, streams.ActionPortForward:
+		h.stream(w, r, t, uid, logger)
+	case streams.ActionGuestOSInfo, streams.ActionUserList, streams.ActionFileSystemList, streams.ActionScreenshot:
+		h.query(w, r, t, uid)
+	}
+}
+
+// errNotServed answers a request whose part of the Backend is missing.
+var errNotServed = fmt.Errorf("this node agent does not serve the request: %w", ErrNotFound)
+
+// command runs a pause, unpause, softreboot, freeze or unfreeze.
+func (h *handler) command(w http.ResponseWriter, r *http.Request, t streams.Target, uid types.UID, logger klog.Logger) {
+	c := h.b.Commands
+	if c == nil {
+		writeStatus(w, errNotServed)
+		return
+	}
+	do := map[streams.Action]func(context.Context, string, string, types.UID) error{
+		streams.ActionPause: c.Pause, streams.ActionUnpause: c.Unpause, streams.ActionSoftReboot: c.SoftReboot,
+		streams.ActionUnfreeze: c.Unfreeze,
+	}[t.Action]
+	if t.Action == streams.ActionFreeze {
+		timeout, err := time.ParseDuration(r.URL.Query().Get(streams.UnfreezeTimeoutParam))
+		if err != nil || timeout < 0 {
+			http.Error(w, fmt.Sprintf("freeze needs the query parameter %s, a duration of at least 0s", streams.UnfreezeTimeoutParam), http.StatusBadRequest)
 			return
 		}
-		logger.Info("Done")
-		w.WriteHeader(http.StatusOK)
+		do = func(ctx context.Context, namespace, name string, uid types.UID) error {
+			return c.Freeze(ctx, namespace, name, uid, timeout)
+		}
+	}
+	if err := do(r.Context(), t.Namespace, t.Name, uid); err != nil {
+		writeStatus(w, err)
+		return
+	}
+	logger.Info("Done")
+	w.WriteHeader(http.StatusOK)
+}
+
+// stream opens a console, VNC or port-forward stream and pipes it to the caller.
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, t streams.Target, uid types.UID, logger klog.Logger) {
+	s := h.b.Streams
+	if s == nil {
+		writeStatus(w, errNotServed)
+		return
+	}
+	ctx := r.Context()
+	var (
+		rwc io.ReadWriteCloser
+		err error
+	)
+	switch t.Action {
 	case streams.ActionConsole:
-		s, err := h.b.Console(ctx, t.Namespace, t.Name, uid)
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		h.pipe(w, r, s, logger)
+		rwc, err = s.Console(ctx, t.Namespace, t.Name, uid)
 	case streams.ActionVNC:
-		c, err := h.b.VNC(ctx, t.Namespace, t.Name, uid)
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		h.pipe(w, r, c, logger)
-	case streams.ActionGuestOSInfo, streams.ActionUserList, streams.ActionFileSystemList:
-		info, err := h.b.GuestAgentInfo(ctx, t.Namespace, t.Name, uid)
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		writeJSON(w, guestAgentAnswer(t.Action, info))
-	case streams.ActionScreenshot:
-		img, err := h.b.Screenshot(ctx, t.Namespace, t.Name, uid)
+		rwc, err = s.VNC(ctx, t.Namespace, t.Name, uid)
+	default:
+		logger = logger.WithValues("port", t.Forward.Port, "protocol", t.Forward.Protocol)
+		rwc, err = s.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
+	}
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	h.pipe(w, r, rwc, logger)
+}
+
+// query answers a screenshot or what the guest agent reports.
+func (h *handler) query(w http.ResponseWriter, r *http.Request, t streams.Target, uid types.UID) {
+	q := h.b.GuestQueries
+	if q == nil {
+		writeStatus(w, errNotServed)
+		return
+	}
+	if t.Action == streams.ActionScreenshot {
+		img, err := q.Screenshot(r.Context(), t.Namespace, t.Name, uid)
 		if err != nil {
 			writeStatus(w, err)
 			return
 		}
 		w.Header().Set("Content-Type", "image/png")
 		_, _ = w.Write(img)
-	case streams.ActionPortForward:
-		c, err := h.b.PortForward(ctx, t.Namespace, t.Name, uid, t.Forward)
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		h.pipe(w, r, c, logger.WithValues("port", t.Forward.Port, "protocol", t.Forward.Protocol))
+		return
 	}
+	info, err := q.GuestAgentInfo(r.Context(), t.Namespace, t.Name, uid)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	writeJSON(w, guestAgentAnswer(t.Action, info))
 }
 
 // pipe upgrades the request and bridges it to rwc until either side ends.
@@ -207,6 +262,10 @@ func (h *handler) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	logger := klog.FromContext(r.Context()).WithValues("migration", t.UID, "channel", t.Channel, "from", r.RemoteAddr)
+	if h.b.Tunnels == nil {
+		writeError(w, errNotServed)
+		return
+	}
 	back, err := h.b.MigrationTunnel(r.Context(), t.UID, t.Channel)
 	if err != nil {
 		logger.Info("Migration tunnel refused", "err", err)

@@ -162,7 +162,7 @@ type world struct {
 	client *tls.Config
 }
 
-func start(t *testing.T, b Backend) world {
+func start(t *testing.T, b *backend) world {
 	t.Helper()
 	ca, err := streamstest.NewCA("node CA")
 	if err != nil {
@@ -176,7 +176,7 @@ func start(t *testing.T, b Backend) world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(Handler(b))
+	srv := httptest.NewUnstartedServer(Handler(Backend{Commands: b, Streams: b, GuestQueries: b, Tunnels: b}))
 	srv.TLS = cfg
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

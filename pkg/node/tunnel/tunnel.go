@@ -28,7 +28,7 @@ type DialFunc func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, 
 // Proxy listens on one socket per migration channel and tunnels every
 // accepted connection until Close.
 type Proxy struct {
-	ctx       context.Context
+	// cancel ends the dials of tunnels in flight (Close).
 	cancel    context.CancelFunc
 	dial      DialFunc
 	log       klog.Logger
@@ -48,8 +48,8 @@ type Proxy struct {
 // <dir>/<channel>.sock for every channel, replacing stale socket files of an
 // earlier migration. The directory is held open and the sockets are named
 // through it (podfs), so a long kubelet path does not hit the 108-byte limit
-// of unix socket paths.
-func Listen(dir string, dial DialFunc, log klog.Logger) (*Proxy, error) {
+// of unix socket paths. The tunnels are dialled on ctx until Close.
+func Listen(ctx context.Context, dir string, dial DialFunc, log klog.Logger) (*Proxy, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("migration socket directory: %w", err)
 	}
@@ -57,8 +57,8 @@ func Listen(dir string, dial DialFunc, log klog.Logger) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migration socket directory: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proxy{ctx: ctx, cancel: cancel, dial: dial, log: log, dir: d, conns: map[net.Conn]struct{}{}}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &Proxy{cancel: cancel, dial: dial, log: log, dir: d, conns: map[net.Conn]struct{}{}}
 	for _, ch := range streams.MigrationChannels {
 		path := d.Path(ch.Socket())
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -74,12 +74,13 @@ func Listen(dir string, dial DialFunc, log klog.Logger) (*Proxy, error) {
 		l.(*net.UnixListener).SetUnlinkOnClose(true)
 		p.listeners = append(p.listeners, l)
 		p.wg.Add(1)
-		go p.accept(l, ch)
+		go p.accept(ctx, l, ch)
 	}
 	return p, nil
 }
 
-func (p *Proxy) accept(l net.Listener, ch streams.MigrationChannel) {
+// accept serves the connections accepted on l until it is closed.
+func (p *Proxy) accept(ctx context.Context, l net.Listener, ch streams.MigrationChannel) {
 	defer p.wg.Done()
 	for {
 		c, err := l.Accept()
@@ -91,17 +92,17 @@ func (p *Proxy) accept(l net.Listener, ch streams.MigrationChannel) {
 			return
 		}
 		p.wg.Add(1)
-		go p.serve(c, ch)
+		go p.serve(ctx, c, ch)
 	}
 }
 
 // serve tunnels one accepted connection. When the tunnel cannot be opened
 // the connection is closed: libvirt or QEMU then fail the migration, and the
 // guest stays on the source.
-func (p *Proxy) serve(c net.Conn, ch streams.MigrationChannel) {
+func (p *Proxy) serve(ctx context.Context, c net.Conn, ch streams.MigrationChannel) {
 	defer p.wg.Done()
 	defer p.untrack(c)
-	remote, err := p.dial(p.ctx, ch)
+	remote, err := p.dial(ctx, ch)
 	if err != nil {
 		p.log.Error(err, "Opening a migration tunnel", "channel", ch)
 		_ = c.Close()

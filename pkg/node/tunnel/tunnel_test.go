@@ -28,7 +28,6 @@ const migrationUID = types.UID("6f1c2b3a-0000-4000-8000-000000000001")
 // channel leads to a unix socket of its "target pod", where a server answers
 // "<channel>:" followed by what it read, until the client half-closes.
 type targetAgent struct {
-	streamserver.Backend
 	podDir string
 }
 
@@ -85,7 +84,7 @@ func startTarget(t *testing.T) (string, pki) {
 	}
 	podDir := t.TempDir()
 	serveTargetPod(t, podDir)
-	srv := httptest.NewUnstartedServer(streamserver.Handler(&targetAgent{podDir: podDir}))
+	srv := httptest.NewUnstartedServer(streamserver.Handler(streamserver.Backend{Tunnels: &targetAgent{podDir: podDir}}))
 	srv.TLS = srvCfg
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -122,7 +121,7 @@ func longDir(t *testing.T) string {
 func listen(t *testing.T, endpoint string, cfg *tls.Config, uid types.UID) (*Proxy, string) {
 	t.Helper()
 	dir := longDir(t)
-	p, err := Listen(dir, func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
+	p, err := Listen(t.Context(), dir, func(ctx context.Context, ch streams.MigrationChannel) (net.Conn, error) {
 		return streams.DialTunnel(ctx, endpoint, cfg, streams.MigrationTarget{UID: uid, Channel: ch})
 	}, klog.Background())
 	if err != nil {

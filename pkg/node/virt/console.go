@@ -15,7 +15,7 @@ import (
 // another thread of the connection (an RPC, the event loop) read the console's data from the
 // socket, the waiting Recv went on polling the socket and returned that data only with the next
 // bytes the guest wrote; the end of a command's output then came with the next keystroke.
-func (c *libvirtConn) OpenConsole(name string) (io.ReadWriteCloser, error) {
+func (c inspectorConn) OpenConsole(name string) (io.ReadWriteCloser, error) {
 	s, err := c.conn.NewStream(libvirt.STREAM_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("console stream for %s: %w", name, err)

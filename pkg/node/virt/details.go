@@ -35,7 +35,7 @@ type GuestInterface struct {
 }
 
 // GuestInterfaces implements Inspector.
-func (c *libvirtConn) GuestInterfaces(name string) ([]GuestInterface, error) {
+func (c inspectorConn) GuestInterfaces(name string) ([]GuestInterface, error) {
 	var out []GuestInterface
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
 		ifaces, err := d.ListAllInterfaceAddresses(libvirt.DOMAIN_INTERFACE_ADDRESSES_SRC_AGENT)
@@ -55,7 +55,7 @@ func (c *libvirtConn) GuestInterfaces(name string) ([]GuestInterface, error) {
 }
 
 // Details implements Inspector.
-func (c *libvirtConn) Details(name string) (DomainDetails, error) {
+func (c inspectorConn) Details(name string) (DomainDetails, error) {
 	var out DomainDetails
 	err := c.do(name, "reading the definition of", func(d *libvirt.Domain) error {
 		raw, err := d.GetXMLDesc(0)

@@ -32,35 +32,35 @@ const (
 )
 
 // SetAuthorizedKeys implements GuestAccess.
-func (c *libvirtConn) SetAuthorizedKeys(name, user string, keys []string) error {
+func (c guestAccessConn) SetAuthorizedKeys(name, user string, keys []string) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		return agentError(name, "setting the SSH keys of "+user+" in", d.AuthorizedSSHKeysSet(user, keys, 0))
 	})
 }
 
 // SetUserPassword implements GuestAccess.
-func (c *libvirtConn) SetUserPassword(name, user, password string) error {
+func (c guestAccessConn) SetUserPassword(name, user, password string) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		return agentError(name, "setting the password of "+user+" in", d.SetUserPassword(user, password, 0))
 	})
 }
 
 // FreezeFileSystems implements GuestAccess.
-func (c *libvirtConn) FreezeFileSystems(name string) error {
+func (c guestAccessConn) FreezeFileSystems(name string) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		return agentError(name, "freezing the file systems of", d.FSFreeze(nil, 0))
 	})
 }
 
 // ThawFileSystems implements GuestAccess.
-func (c *libvirtConn) ThawFileSystems(name string) error {
+func (c guestAccessConn) ThawFileSystems(name string) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		return agentError(name, "thawing the file systems of", d.FSThaw(nil, 0))
 	})
 }
 
 // FileSystemFreezeStatus implements GuestAccess.
-func (c *libvirtConn) FileSystemFreezeStatus(name string) (string, error) {
+func (c guestAccessConn) FileSystemFreezeStatus(name string) (string, error) {
 	var status string
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
 		var err error

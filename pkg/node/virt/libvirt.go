@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"libvirt.org/go/libvirt"
@@ -51,23 +52,48 @@ func Dial(socketPath string) (Conn, error) {
 // DialURI opens any libvirt URI (tests use "test:///default").
 func DialURI(uri string) (Conn, error) {
 	if err := StartEventLoop(); err != nil {
-		return nil, err
+		return Conn{}, err
 	}
 	c, err := libvirt.NewConnect(uri)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", uri, err)
+		return Conn{}, fmt.Errorf("connecting to %s: %w", uri, err)
 	}
 	// Keepalives need a remote driver; in-process drivers refuse them.
 	_ = c.SetKeepAlive(5, 3)
-	return &libvirtConn{conn: c}, nil
+	lc := &libvirtConn{conn: c}
+	return Conn{Lifecycle: lifecycleConn{lc}, Inspector: inspectorConn{lc}, Migrator: migratorConn{lc},
+		GuestAccess: guestAccessConn{lc}, Notes: notesConn{lc}, Closer: lc}, nil
 }
 
-// libvirtConn implements Conn on libvirt.org/go/libvirt.
+// libvirtConn is the connection on libvirt.org/go/libvirt that the parts of a
+// Conn share, and its helpers.
 type libvirtConn struct {
 	conn *libvirt.Connect
 }
 
-var _ Conn = &libvirtConn{}
+// lifecycleConn implements Lifecycle on the shared connection.
+type lifecycleConn struct{ *libvirtConn }
+
+// inspectorConn implements Inspector on the shared connection.
+type inspectorConn struct{ *libvirtConn }
+
+// migratorConn implements Migrator on the shared connection.
+type migratorConn struct{ *libvirtConn }
+
+// guestAccessConn implements GuestAccess on the shared connection.
+type guestAccessConn struct{ *libvirtConn }
+
+// notesConn implements Notes on the shared connection.
+type notesConn struct{ *libvirtConn }
+
+var (
+	_ Lifecycle   = lifecycleConn{}
+	_ Inspector   = inspectorConn{}
+	_ Migrator    = migratorConn{}
+	_ GuestAccess = guestAccessConn{}
+	_ Notes       = notesConn{}
+	_ io.Closer   = &libvirtConn{}
+)
 
 // withDomain looks the domain up, runs fn and frees the handle.
 func (c *libvirtConn) withDomain(name string, fn func(*libvirt.Domain) error) error {
@@ -98,7 +124,7 @@ func wrap(name, what string, err error) error {
 }
 
 // Define implements Lifecycle.
-func (c *libvirtConn) Define(xml []byte) error {
+func (c lifecycleConn) Define(xml []byte) error {
 	d, err := c.conn.DomainDefineXML(string(xml))
 	if err != nil {
 		return fmt.Errorf("defining domain: %w", err)
@@ -107,7 +133,7 @@ func (c *libvirtConn) Define(xml []byte) error {
 }
 
 // Start implements Lifecycle.
-func (c *libvirtConn) Start(name string, paused bool) error {
+func (c lifecycleConn) Start(name string, paused bool) error {
 	flags := libvirt.DOMAIN_NONE
 	if paused {
 		flags = libvirt.DOMAIN_START_PAUSED
@@ -116,7 +142,7 @@ func (c *libvirtConn) Start(name string, paused bool) error {
 }
 
 // Shutdown implements Lifecycle.
-func (c *libvirtConn) Shutdown(name string) error {
+func (c lifecycleConn) Shutdown(name string) error {
 	return c.do(name, "shutting down", func(d *libvirt.Domain) error {
 		err := d.ShutdownFlags(libvirt.DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
 		var lerr libvirt.Error
@@ -129,32 +155,32 @@ func (c *libvirtConn) Shutdown(name string) error {
 }
 
 // Destroy implements Lifecycle.
-func (c *libvirtConn) Destroy(name string) error {
+func (c lifecycleConn) Destroy(name string) error {
 	return c.do(name, "destroying", func(d *libvirt.Domain) error { return d.Destroy() })
 }
 
 // Undefine implements Lifecycle.
-func (c *libvirtConn) Undefine(name string) error {
+func (c lifecycleConn) Undefine(name string) error {
 	return c.do(name, "undefining", func(d *libvirt.Domain) error { return d.Undefine() })
 }
 
 // Pause implements Lifecycle.
-func (c *libvirtConn) Pause(name string) error {
+func (c lifecycleConn) Pause(name string) error {
 	return c.do(name, "pausing", func(d *libvirt.Domain) error { return d.Suspend() })
 }
 
 // Resume implements Lifecycle.
-func (c *libvirtConn) Resume(name string) error {
+func (c lifecycleConn) Resume(name string) error {
 	return c.do(name, "resuming", func(d *libvirt.Domain) error { return d.Resume() })
 }
 
 // Reboot implements Lifecycle.
-func (c *libvirtConn) Reboot(name string) error {
+func (c lifecycleConn) Reboot(name string) error {
 	return c.do(name, "rebooting", func(d *libvirt.Domain) error { return d.Reboot(libvirt.DOMAIN_REBOOT_DEFAULT) })
 }
 
 // Info implements Inspector.
-func (c *libvirtConn) Info(name string) (DomainInfo, error) {
+func (c inspectorConn) Info(name string) (DomainInfo, error) {
 	info := DomainInfo{Name: name}
 	err := c.do(name, "inspecting", func(d *libvirt.Domain) error {
 		st, reason, err := d.GetState()
@@ -173,7 +199,7 @@ func (c *libvirtConn) Info(name string) (DomainInfo, error) {
 }
 
 // GuestOS implements Inspector.
-func (c *libvirtConn) GuestOS(name string) (GuestOS, error) {
+func (c inspectorConn) GuestOS(name string) (GuestOS, error) {
 	var os GuestOS
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
 		gi, err := guestInfo(d, name, libvirt.DOMAIN_GUEST_INFO_OS)
@@ -190,7 +216,7 @@ func (c *libvirtConn) GuestOS(name string) (GuestOS, error) {
 }
 
 // GuestInfo implements Inspector.
-func (c *libvirtConn) GuestInfo(name string) (GuestInfo, error) {
+func (c inspectorConn) GuestInfo(name string) (GuestInfo, error) {
 	var info GuestInfo
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
 		gi, err := guestInfo(d, name, libvirt.DOMAIN_GUEST_INFO_OS|libvirt.DOMAIN_GUEST_INFO_HOSTNAME|
@@ -271,7 +297,7 @@ func guestOS(os *libvirt.DomainGuestInfoOS) GuestOS {
 
 // Watch implements Inspector: domain lifecycle events, the guest agent's connecting and
 // disconnecting, and the connection's close callback all reach fn.
-func (c *libvirtConn) Watch(fn func(Event)) (func(), error) {
+func (c inspectorConn) Watch(fn func(Event)) (func(), error) {
 	emit := func(d *libvirt.Domain, agent bool) {
 		if name, err := d.GetName(); err == nil {
 			fn(Event{Domain: name, GuestAgent: agent})

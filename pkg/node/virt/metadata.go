@@ -78,7 +78,7 @@ type noteElement struct {
 }
 
 // SetNote implements Notes.
-func (c *libvirtConn) SetNote(name, key, value string) error {
+func (c notesConn) SetNote(name, key, value string) error {
 	return c.do(name, "setting note "+key+" of", func(d *libvirt.Domain) error {
 		if value == "" {
 			return d.SetMetadata(libvirt.DOMAIN_METADATA_ELEMENT, "", "", noteNamespace(key), libvirt.DOMAIN_AFFECT_LIVE)
@@ -92,7 +92,7 @@ func (c *libvirtConn) SetNote(name, key, value string) error {
 }
 
 // Note implements Notes.
-func (c *libvirtConn) Note(name, key string) (string, error) {
+func (c notesConn) Note(name, key string) (string, error) {
 	var value string
 	err := c.do(name, "reading note "+key+" of", func(d *libvirt.Domain) error {
 		raw, err := d.GetMetadata(libvirt.DOMAIN_METADATA_ELEMENT, noteNamespace(key), libvirt.DOMAIN_AFFECT_LIVE)

@@ -19,7 +19,7 @@ const migrateFlags = libvirt.MIGRATE_LIVE | libvirt.MIGRATE_PEER2PEER |
 	libvirt.MIGRATE_PERSIST_DEST | libvirt.MIGRATE_UNDEFINE_SOURCE
 
 // Migrate implements Migrator with virDomainMigrateToURI3.
-func (c *libvirtConn) Migrate(name string, p MigrateParams) error {
+func (c migratorConn) Migrate(name string, p MigrateParams) error {
 	return c.withDomain(name, func(d *libvirt.Domain) error {
 		x, err := d.GetXMLDesc(0)
 		if err != nil {
@@ -55,7 +55,7 @@ func (c *libvirtConn) Migrate(name string, p MigrateParams) error {
 }
 
 // JobStats implements Migrator.
-func (c *libvirtConn) JobStats(name string, completed bool) (JobStats, error) {
+func (c migratorConn) JobStats(name string, completed bool) (JobStats, error) {
 	var out JobStats
 	err := c.do(name, "reading the job of", func(d *libvirt.Domain) error {
 		var flags libvirt.DomainGetJobStatsFlags
@@ -85,7 +85,7 @@ func (c *libvirtConn) JobStats(name string, completed bool) (JobStats, error) {
 }
 
 // AbortJob implements Migrator.
-func (c *libvirtConn) AbortJob(name string) error {
+func (c migratorConn) AbortJob(name string) error {
 	return c.do(name, "aborting the job of", func(d *libvirt.Domain) error { return d.AbortJob() })
 }
 

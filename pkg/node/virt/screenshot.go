@@ -12,7 +12,7 @@ import (
 const maxScreenshot = 64 << 20
 
 // Screenshot implements Inspector: the first screen, as QEMU dumps it (a PPM image).
-func (c *libvirtConn) Screenshot(name string) (string, []byte, error) {
+func (c inspectorConn) Screenshot(name string) (string, []byte, error) {
 	var mime string
 	var data []byte
 	err := c.withDomain(name, func(d *libvirt.Domain) error {

@@ -50,7 +50,7 @@ const statsTypes = libvirt.DOMAIN_STATS_CPU_TOTAL | libvirt.DOMAIN_STATS_BALLOON
 	libvirt.DOMAIN_STATS_INTERFACE | libvirt.DOMAIN_STATS_BLOCK
 
 // Stats implements Inspector.
-func (c *libvirtConn) Stats(name string) (DomainStats, error) {
+func (c inspectorConn) Stats(name string) (DomainStats, error) {
 	var out DomainStats
 	err := c.withDomain(name, func(d *libvirt.Domain) error {
 		all, err := c.conn.GetAllDomainStats([]*libvirt.Domain{d}, statsTypes, 0)

@@ -6,7 +6,9 @@
 // The interfaces are deliberately narrow (KubeVirt's 40-method DomainManager is
 // the counter-example) so that the reconcile logic can be tested against the
 // in-memory fake in package virt/fake, while the real implementation on
-// libvirt.org/go/libvirt (cgo) lives in libvirt.go.
+// libvirt.org/go/libvirt (cgo) lives in libvirt.go. A Conn is a struct of
+// them, not one wide interface: each implementation has one small type per
+// part over a shared connection.
 package virt
 
 import (
@@ -283,15 +285,16 @@ type JobStats struct {
 	Iterations uint64
 }
 
-// Conn is one connection to one launcher's libvirt daemon.
-type Conn interface {
+// Conn is one connection to one launcher's libvirt daemon, as its parts: a
+// user of the connection holds only the parts it calls. Close ends the
+// connection (every part with it); domains keep running.
+type Conn struct {
 	Lifecycle
 	Inspector
 	Migrator
 	GuestAccess
 	Notes
-	// Close ends the connection; domains keep running.
-	Close() error
+	io.Closer
 }
 
 // DialFunc connects to the libvirt daemon listening on the unix socket at

@@ -170,7 +170,7 @@ func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, k
 			BandwidthMiB: bandwidthMiB,
 		},
 	})
-	handler = streamserver.Handler(a)
+	handler = streamserver.Handler(a.Backend())
 	if err := a.AddEventHandlers(vmis.Informer(), pods.Informer()); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 	}
 
 	// The console answers through the target's agent.
-	s, err := dst.agent.Console(ctx, ns, migVMIName, migVMIUID)
+	s, err := dst.agent.Backend().Console(ctx, ns, migVMIName, migVMIUID)
 	if err != nil {
 		t.Fatalf("console on the target: %v", err)
 	}
@@ -409,7 +409,7 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 	}
 	out := readUntil(t, s, fmt.Sprintf("moved-%d %s", n+1, scratchMarker), 60*time.Second)
 	t.Logf("console on the target:\n%s", out)
-	if _, err := src.agent.Console(ctx, ns, migVMIName, migVMIUID); err == nil {
+	if _, err := src.agent.Backend().Console(ctx, ns, migVMIName, migVMIUID); err == nil {
 		t.Error("the source agent still serves the console")
 	}
 

@@ -449,7 +449,7 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(p.private, "serial.log")); len(bytes.TrimSpace(b)) != 0 {
 		t.Errorf("the guest of a paused start wrote to its serial port: %q", b)
 	}
-	if err := w.agent.Unpause(ctx, ns, vmiName, vmiUID); err != nil {
+	if err := w.agent.Backend().Unpause(ctx, ns, vmiName, vmiUID); err != nil {
 		t.Fatalf("unpausing the paused start: %v", err)
 	}
 	waitFor(t, 20*time.Second, "the Paused condition gone after the unpause", func() bool {
@@ -467,12 +467,12 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	})
 
 	// Two console sessions share the console: input from one, output to both.
-	s1, err := w.agent.Console(ctx, ns, vmiName, vmiUID)
+	s1, err := w.agent.Backend().Console(ctx, ns, vmiName, vmiUID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s1.Close()
-	s2, err := w.agent.Console(ctx, ns, vmiName, vmiUID)
+	s2, err := w.agent.Backend().Console(ctx, ns, vmiName, vmiUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +488,7 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	t.Logf("console transcript:\n%s", out1)
 	checkGuestNetwork(t, p, s1)
 
-	vnc, err := w.agent.VNC(ctx, ns, vmiName, vmiUID)
+	vnc, err := w.agent.Backend().VNC(ctx, ns, vmiName, vmiUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,13 +501,13 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	t.Logf("VNC banner %q", strings.TrimSpace(string(hello)))
 
 	tp := time.Now()
-	if err := w.agent.Pause(ctx, ns, vmiName, vmiUID); err != nil {
+	if err := w.agent.Backend().Pause(ctx, ns, vmiName, vmiUID); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "Paused condition", func() bool { return w.condition(t, kubevirtv1.VirtualMachineInstancePaused) == corev1.ConditionTrue })
 	t.Logf("Paused condition after %v", time.Since(tp).Round(time.Millisecond))
 	tp = time.Now()
-	if err := w.agent.Unpause(ctx, ns, vmiName, vmiUID); err != nil {
+	if err := w.agent.Backend().Unpause(ctx, ns, vmiName, vmiUID); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "Paused condition gone", func() bool { return w.condition(t, kubevirtv1.VirtualMachineInstancePaused) == "" })
@@ -529,7 +529,7 @@ func TestNodeAgentOnRealLibvirt(t *testing.T) {
 	if got := w.vmi(t).Status.Phase; got != kubevirtv1.Running {
 		t.Errorf("phase after the agent restart = %s, want Running", got)
 	}
-	s3, err := w.agent.Console(ctx, ns, vmiName, vmiUID)
+	s3, err := w.agent.Backend().Console(ctx, ns, vmiName, vmiUID)
 	if err != nil {
 		t.Fatalf("console after the agent restart: %v", err)
 	}

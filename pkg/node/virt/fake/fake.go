@@ -73,10 +73,12 @@ func (d *Daemon) Dial(string) (virt.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dead {
-		return nil, fmt.Errorf("fake daemon is gone")
+		return virt.Conn{}, fmt.Errorf("fake daemon is gone")
 	}
 	d.calls = append(d.calls, "Dial")
-	return &conn{d: d}, nil
+	c := &conn{d: d}
+	return virt.Conn{Lifecycle: lifecycleConn{c}, Inspector: inspectorConn{c}, Migrator: migratorConn{c},
+		GuestAccess: guestAccessConn{c}, Notes: notesConn{c}, Closer: c}, nil
 }
 
 // Calls returns the calls made so far ("Define ns_name", "Start ns_name", ...).
@@ -167,7 +169,29 @@ type conn struct {
 	d *Daemon
 }
 
-var _ virt.Conn = &conn{}
+// lifecycleConn implements virt.Lifecycle on the shared fake connection.
+type lifecycleConn struct{ *conn }
+
+// inspectorConn implements virt.Inspector on the shared fake connection.
+type inspectorConn struct{ *conn }
+
+// migratorConn implements virt.Migrator on the shared fake connection.
+type migratorConn struct{ *conn }
+
+// guestAccessConn implements virt.GuestAccess on the shared fake connection.
+type guestAccessConn struct{ *conn }
+
+// notesConn implements virt.Notes on the shared fake connection.
+type notesConn struct{ *conn }
+
+var (
+	_ virt.Lifecycle   = lifecycleConn{}
+	_ virt.Inspector   = inspectorConn{}
+	_ virt.Migrator    = migratorConn{}
+	_ virt.GuestAccess = guestAccessConn{}
+	_ virt.Notes       = notesConn{}
+	_ io.Closer        = &conn{}
+)
 
 // change runs fn on the named domain under the lock, records the call and
 // emits an event when fn succeeded.
@@ -195,7 +219,7 @@ type domainXML struct {
 	Name string `xml:"name"`
 }
 
-func (c *conn) Define(x []byte) error {
+func (c lifecycleConn) Define(x []byte) error {
 	var dx domainXML
 	if err := xml.Unmarshal(x, &dx); err != nil || dx.Name == "" {
 		return fmt.Errorf("define: invalid domain XML: %v", err)
@@ -214,7 +238,7 @@ func (c *conn) Define(x []byte) error {
 	return nil
 }
 
-func (c *conn) Start(name string, paused bool) error {
+func (c lifecycleConn) Start(name string, paused bool) error {
 	return c.change("Start", name, func(dom *Domain) error {
 		if dom.Info.Active() {
 			return fmt.Errorf("domain %s is already active", name)
@@ -235,7 +259,7 @@ func (c *conn) Start(name string, paused bool) error {
 	})
 }
 
-func (c *conn) Shutdown(name string) error {
+func (c lifecycleConn) Shutdown(name string) error {
 	return c.change("Shutdown", name, func(dom *Domain) error {
 		if !dom.Info.Active() {
 			return fmt.Errorf("domain %s is not running", name)
@@ -248,7 +272,7 @@ func (c *conn) Shutdown(name string) error {
 	})
 }
 
-func (c *conn) Destroy(name string) error {
+func (c lifecycleConn) Destroy(name string) error {
 	return c.change("Destroy", name, func(dom *Domain) error {
 		if !dom.Info.Active() {
 			return fmt.Errorf("domain %s is not running", name)
@@ -259,14 +283,14 @@ func (c *conn) Destroy(name string) error {
 	})
 }
 
-func (c *conn) Undefine(name string) error {
+func (c lifecycleConn) Undefine(name string) error {
 	return c.change("Undefine", name, func(dom *Domain) error {
 		delete(c.d.domains, name)
 		return nil
 	})
 }
 
-func (c *conn) Pause(name string) error {
+func (c lifecycleConn) Pause(name string) error {
 	return c.change("Pause", name, func(dom *Domain) error {
 		if dom.Info.State != virt.StateRunning {
 			return fmt.Errorf("domain %s is not running", name)
@@ -276,7 +300,7 @@ func (c *conn) Pause(name string) error {
 	})
 }
 
-func (c *conn) Resume(name string) error {
+func (c lifecycleConn) Resume(name string) error {
 	return c.change("Resume", name, func(dom *Domain) error {
 		if dom.Info.State != virt.StatePaused {
 			return fmt.Errorf("domain %s is not paused", name)
@@ -286,7 +310,7 @@ func (c *conn) Resume(name string) error {
 	})
 }
 
-func (c *conn) Reboot(name string) error {
+func (c lifecycleConn) Reboot(name string) error {
 	return c.change("Reboot", name, func(dom *Domain) error {
 		if !dom.Info.Active() {
 			return fmt.Errorf("domain %s is not running", name)
@@ -295,7 +319,7 @@ func (c *conn) Reboot(name string) error {
 	})
 }
 
-func (c *conn) Info(name string) (virt.DomainInfo, error) {
+func (c inspectorConn) Info(name string) (virt.DomainInfo, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	if c.d.dead {
@@ -308,7 +332,7 @@ func (c *conn) Info(name string) (virt.DomainInfo, error) {
 	return dom.Info, nil
 }
 
-func (c *conn) GuestOS(name string) (virt.GuestOS, error) {
+func (c inspectorConn) GuestOS(name string) (virt.GuestOS, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	dom, ok := c.d.domains[name]
@@ -321,7 +345,7 @@ func (c *conn) GuestOS(name string) (virt.GuestOS, error) {
 	return *dom.GuestOS, nil
 }
 
-func (c *conn) GuestInfo(name string) (virt.GuestInfo, error) {
+func (c inspectorConn) GuestInfo(name string) (virt.GuestInfo, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	dom, ok := c.d.domains[name]
@@ -338,7 +362,7 @@ func (c *conn) GuestInfo(name string) (virt.GuestInfo, error) {
 }
 
 // SetAuthorizedKeys records the keys of user, when the guest has an agent.
-func (c *conn) SetAuthorizedKeys(name, user string, keys []string) error {
+func (c guestAccessConn) SetAuthorizedKeys(name, user string, keys []string) error {
 	return c.withAgent(name, "SetAuthorizedKeys", user, func(dom *Domain) {
 		if dom.AuthorizedKeys == nil {
 			dom.AuthorizedKeys = map[string][]string{}
@@ -348,7 +372,7 @@ func (c *conn) SetAuthorizedKeys(name, user string, keys []string) error {
 }
 
 // SetUserPassword records the password of user, when the guest has an agent.
-func (c *conn) SetUserPassword(name, user, password string) error {
+func (c guestAccessConn) SetUserPassword(name, user, password string) error {
 	return c.withAgent(name, "SetUserPassword", user, func(dom *Domain) {
 		if dom.Passwords == nil {
 			dom.Passwords = map[string]string{}
@@ -358,18 +382,18 @@ func (c *conn) SetUserPassword(name, user, password string) error {
 }
 
 // FreezeFileSystems freezes the guest's file systems, when the guest has an agent.
-func (c *conn) FreezeFileSystems(name string) error {
+func (c guestAccessConn) FreezeFileSystems(name string) error {
 	return c.withAgent(name, "FreezeFileSystems", "", func(dom *Domain) { dom.FSFrozen = true })
 }
 
 // ThawFileSystems thaws them, when the guest has an agent.
-func (c *conn) ThawFileSystems(name string) error {
+func (c guestAccessConn) ThawFileSystems(name string) error {
 	return c.withAgent(name, "ThawFileSystems", "", func(dom *Domain) { dom.FSFrozen = false })
 }
 
 // FileSystemFreezeStatus reports the freeze state, when the guest has an agent. A query: not
 // recorded among the calls.
-func (c *conn) FileSystemFreezeStatus(name string) (string, error) {
+func (c guestAccessConn) FileSystemFreezeStatus(name string) (string, error) {
 	status := virt.FSThawed
 	err := c.query(name, "freeze status", true, func(dom *Domain) {
 		if dom.FSFrozen {
@@ -405,7 +429,7 @@ func (c *conn) query(name, what string, agent bool, fn func(*Domain)) error {
 }
 
 // Stats returns the domain's Stats (zero counters when none were set).
-func (c *conn) Stats(name string) (virt.DomainStats, error) {
+func (c inspectorConn) Stats(name string) (virt.DomainStats, error) {
 	var s virt.DomainStats
 	err := c.query(name, "stats", false, func(dom *Domain) {
 		if dom.Stats != nil {
@@ -416,7 +440,7 @@ func (c *conn) Stats(name string) (virt.DomainStats, error) {
 }
 
 // GuestInterfaces returns the domain's GuestInterfaces, when the guest has an agent.
-func (c *conn) GuestInterfaces(name string) ([]virt.GuestInterface, error) {
+func (c inspectorConn) GuestInterfaces(name string) ([]virt.GuestInterface, error) {
 	var out []virt.GuestInterface
 	err := c.query(name, "guest interfaces", true, func(dom *Domain) {
 		out = append(out, dom.GuestInterfaces...)
@@ -434,7 +458,7 @@ func (d *Daemon) SetGuestInterfaces(name string, ifaces []virt.GuestInterface) {
 }
 
 // Details parses the domain's defined XML.
-func (c *conn) Details(name string) (virt.DomainDetails, error) {
+func (c inspectorConn) Details(name string) (virt.DomainDetails, error) {
 	var raw []byte
 	if err := c.query(name, "details", false, func(dom *Domain) { raw = dom.XML }); err != nil {
 		return virt.DomainDetails{}, err
@@ -443,7 +467,7 @@ func (c *conn) Details(name string) (virt.DomainDetails, error) {
 }
 
 // SetNote implements virt.Notes.
-func (c *conn) SetNote(name, key, value string) error {
+func (c notesConn) SetNote(name, key, value string) error {
 	return c.query(name, "note", false, func(dom *Domain) {
 		if dom.Notes == nil {
 			dom.Notes = map[string]string{}
@@ -457,7 +481,7 @@ func (c *conn) SetNote(name, key, value string) error {
 }
 
 // Note implements virt.Notes.
-func (c *conn) Note(name, key string) (string, error) {
+func (c notesConn) Note(name, key string) (string, error) {
 	var value string
 	err := c.query(name, "note", false, func(dom *Domain) { value = dom.Notes[key] })
 	return value, err
@@ -473,7 +497,7 @@ func (d *Daemon) SetStats(name string, s *virt.DomainStats) {
 }
 
 // Screenshot returns a 2×1 PPM: a red and a blue pixel.
-func (c *conn) Screenshot(name string) (string, []byte, error) {
+func (c inspectorConn) Screenshot(name string) (string, []byte, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	if _, ok := c.d.domains[name]; !ok {
@@ -484,7 +508,7 @@ func (c *conn) Screenshot(name string) (string, []byte, error) {
 
 // OpenConsole returns one end of an in-memory pipe; the other end becomes
 // Daemon.Console. Opening again closes the previous console (like the force flag).
-func (c *conn) OpenConsole(name string) (io.ReadWriteCloser, error) {
+func (c inspectorConn) OpenConsole(name string) (io.ReadWriteCloser, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	c.d.calls = append(c.d.calls, "OpenConsole "+name)
@@ -506,7 +530,7 @@ func (d *Daemon) GuestConsole() net.Conn {
 	return d.Console
 }
 
-func (c *conn) Watch(fn func(virt.Event)) (func(), error) {
+func (c inspectorConn) Watch(fn func(virt.Event)) (func(), error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	c.d.nextID++

@@ -61,7 +61,7 @@ func (d *Daemon) RemoveDomain(name string) {
 	d.emit(virt.Event{Domain: name})
 }
 
-func (c *conn) Migrate(name string, p virt.MigrateParams) error {
+func (c migratorConn) Migrate(name string, p virt.MigrateParams) error {
 	c.d.mu.Lock()
 	c.d.calls = append(c.d.calls, "Migrate "+name)
 	dom, ok := c.d.domains[name]
@@ -110,7 +110,7 @@ func (c *conn) Migrate(name string, p virt.MigrateParams) error {
 	return fmt.Errorf("migrate %s: %w", name, err)
 }
 
-func (c *conn) JobStats(name string, completed bool) (virt.JobStats, error) {
+func (c migratorConn) JobStats(name string, completed bool) (virt.JobStats, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	if _, ok := c.d.domains[name]; !ok {
@@ -125,7 +125,7 @@ func (c *conn) JobStats(name string, completed bool) (virt.JobStats, error) {
 	return virt.JobStats{}, nil
 }
 
-func (c *conn) AbortJob(name string) error {
+func (c migratorConn) AbortJob(name string) error {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	c.d.calls = append(c.d.calls, "AbortJob "+name)

@@ -258,7 +258,7 @@ func TestDeletedVMIStoppedByTheLauncher(t *testing.T) {
 	}{
 		{"domain destroyed", func(e *env) { e.daemon.SetState(domain, virt.StateShutoff, virt.ReasonDestroyed) }},
 		{"launcher pod terminating", func(e *env) {
-			pod, err := e.agent.cfg.Pods.Pods(ns).Get("virt-launcher-vm-abcde")
+			pod, err := e.agent.instances.pods.Pods(ns).Get("virt-launcher-vm-abcde")
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -268,12 +268,10 @@ func TestDeletedVMIStoppedByTheLauncher(t *testing.T) {
 			if err := e.pods.Update(pod); err != nil {
 				e.t.Fatal(err)
 			}
+			l := e.agent.launchers.get(vmUID)
 			e.daemon.Kill()
 			// The close event drops the connection asynchronously.
-			deadline := time.Now().Add(5 * time.Second)
-			for e.agent.attached(vmUID) != nil && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			e.waitClosed(l)
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,7 +317,7 @@ func TestReattachAfterRestart(t *testing.T) {
 			if e.writeCount() != writes {
 				t.Errorf("re-attach wrote the status %d times, want 0", e.writeCount()-writes)
 			}
-			if r, ok := e.agent.cfg.Store.Get(vmUID); !ok || !r.Started {
+			if r, ok := e.agent.store.Get(vmUID); !ok || !r.Started {
 				t.Errorf("checkpoint after re-attach = %+v, %v; want Started", r, ok)
 			}
 			// And the re-attached agent still notices the guest stopping.
@@ -356,10 +354,10 @@ func TestFailedStartIsRetriedWithAFreshDefinition(t *testing.T) {
 	e.addVMI(scheduledVMI())
 	e.addLauncher(true)
 	e.daemon.StartErr = errors.New("qemu unexpectedly closed the monitor")
-	if _, err := e.agent.sync(t.Context(), key); err == nil {
+	if _, err := e.agent.instances.sync(t.Context(), key); err == nil {
 		t.Fatal("sync succeeded although the domain did not start")
 	}
-	if r, _ := e.agent.cfg.Store.Get(vmUID); r.Started {
+	if r, _ := e.agent.store.Get(vmUID); r.Started {
 		t.Error("checkpoint says Started after a failed start")
 	}
 	if e.writeCount() != 0 {
@@ -390,13 +388,11 @@ func TestLauncherGone(t *testing.T) {
 
 func TestLauncherDaemonDies(t *testing.T) {
 	e := startRunning(t)
+	l := e.agent.launchers.get(vmUID)
 	e.daemon.Kill()
 	// The close event drops the connection asynchronously.
-	deadline := time.Now().Add(5 * time.Second)
-	for e.agent.attached(vmUID) != nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if e.agent.attached(vmUID) != nil {
+	e.waitClosed(l)
+	if e.agent.launchers.get(vmUID) != nil {
 		t.Fatal("connection to a dead daemon kept")
 	}
 	// The pod is terminating now; the VMI fails.
@@ -421,14 +417,14 @@ func TestPauseUnpause(t *testing.T) {
 		wantErr    error
 		wantPaused bool
 	}{
-		{"unpause a running guest", func() error { return e.agent.Unpause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, false},
-		{"pause", func() error { return e.agent.Pause(ctx, ns, vmName, vmUID) }, nil, true},
-		{"pause again", func() error { return e.agent.Pause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
-		{"softreboot while paused", func() error { return e.agent.SoftReboot(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
-		{"pause with a stale uid", func() error { return e.agent.Pause(ctx, ns, vmName, "old-uid") }, streamserver.ErrConflict, true},
-		{"pause an unknown VMI", func() error { return e.agent.Pause(ctx, ns, "other", vmUID) }, streamserver.ErrNotFound, true},
-		{"unpause", func() error { return e.agent.Unpause(ctx, ns, vmName, vmUID) }, nil, false},
-		{"softreboot", func() error { return e.agent.SoftReboot(ctx, ns, vmName, vmUID) }, nil, false},
+		{"unpause a running guest", func() error { return e.agent.commands.Unpause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, false},
+		{"pause", func() error { return e.agent.commands.Pause(ctx, ns, vmName, vmUID) }, nil, true},
+		{"pause again", func() error { return e.agent.commands.Pause(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
+		{"softreboot while paused", func() error { return e.agent.commands.SoftReboot(ctx, ns, vmName, vmUID) }, streamserver.ErrConflict, true},
+		{"pause with a stale uid", func() error { return e.agent.commands.Pause(ctx, ns, vmName, "old-uid") }, streamserver.ErrConflict, true},
+		{"pause an unknown VMI", func() error { return e.agent.commands.Pause(ctx, ns, "other", vmUID) }, streamserver.ErrNotFound, true},
+		{"unpause", func() error { return e.agent.commands.Unpause(ctx, ns, vmName, vmUID) }, nil, false},
+		{"softreboot", func() error { return e.agent.commands.SoftReboot(ctx, ns, vmName, vmUID) }, nil, false},
 	}
 	for _, s := range steps {
 		err := s.do()
@@ -468,7 +464,7 @@ func TestStartPaused(t *testing.T) {
 	if c := e.condition(kubevirtv1.VirtualMachineInstanceReady); c == nil || c.Status != corev1.ConditionFalse {
 		t.Errorf("Ready condition %+v, want False while paused", c)
 	}
-	if err := e.agent.Unpause(t.Context(), ns, vmName, vmUID); err != nil {
+	if err := e.agent.commands.Unpause(t.Context(), ns, vmName, vmUID); err != nil {
 		t.Fatalf("unpause: %v", err)
 	}
 	e.sync()
@@ -486,13 +482,13 @@ func TestStartPaused(t *testing.T) {
 func TestConsoleAndVNCNeedARunningDomain(t *testing.T) {
 	e := newEnv(t)
 	e.addVMI(scheduledVMI())
-	if _, err := e.agent.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrNotFound) {
+	if _, err := e.agent.guest.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrNotFound) {
 		t.Errorf("console before start: err = %v, want ErrNotFound", err)
 	}
 	e.addLauncher(true)
 	e.sync()
 	e.sync()
-	s, err := e.agent.Console(t.Context(), ns, vmName, vmUID)
+	s, err := e.agent.guest.Console(t.Context(), ns, vmName, vmUID)
 	if err != nil {
 		t.Fatalf("console of a running guest: %v", err)
 	}
@@ -512,10 +508,10 @@ func TestCommandsBeforeReattach(t *testing.T) {
 	vmi := scheduledVMI()
 	vmi.Status.Phase = kubevirtv1.Running
 	e.addVMI(vmi)
-	if _, err := e.agent.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
+	if _, err := e.agent.guest.Console(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
 		t.Errorf("console before re-attach: err = %v, want ErrUnavailable", err)
 	}
-	if err := e.agent.Pause(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
+	if err := e.agent.commands.Pause(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrUnavailable) {
 		t.Errorf("pause before re-attach: err = %v, want ErrUnavailable", err)
 	}
 }
@@ -591,7 +587,7 @@ func TestDisksPrepared(t *testing.T) {
 	if err := os.WriteFile(overlay, []byte("written by the guest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.agent.prepareDisks(context.Background(), vmi, e.agent.attached(vmUID).fs.Disks); err != nil {
+	if _, err := e.agent.instances.prepare.disks(context.Background(), vmi, e.agent.launchers.get(vmUID).fs.Disks); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(overlay); string(got) != "written by the guest" || len(e.overlays) != 1 {
@@ -606,7 +602,7 @@ func TestMissingSecretFailsTheStart(t *testing.T) {
 		CloudInitNoCloud: &kubevirtv1.CloudInitNoCloudSource{UserDataSecretRef: &corev1.LocalObjectReference{Name: "missing"}}}}}
 	e.addVMI(vmi)
 	e.addLauncher(true)
-	if _, err := e.agent.sync(t.Context(), key); err == nil {
+	if _, err := e.agent.instances.sync(t.Context(), key); err == nil {
 		t.Fatal("sync succeeded without the cloud-init secret")
 	}
 	e.onlyDialed()
@@ -655,19 +651,19 @@ func TestPortForward(t *testing.T) {
 	e := newEnv(t)
 	e.addVMI(scheduledVMI())
 	port := streams.ForwardedPort{Port: 8080, Protocol: "tcp"}
-	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrNotFound) {
+	if _, err := e.agent.guest.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrNotFound) {
 		t.Errorf("port forward before start: err = %v, want ErrNotFound", err)
 	}
 	e.addLauncher(true)
 	e.sync()
 	e.sync()
-	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.guest.PortForward(t.Context(), ns, vmName, vmUID, port); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("port forward without DialGuest: err = %v, want ErrConflict", err)
 	}
 
 	var sockets []string
 	var dialed []streams.ForwardedPort
-	e.agent.cfg.DialGuest = func(_ context.Context, socket string, p streams.ForwardedPort) (net.Conn, error) {
+	e.agent.guest.dialGuest = func(_ context.Context, socket string, p streams.ForwardedPort) (net.Conn, error) {
 		sockets, dialed = append(sockets, socket), append(dialed, p)
 		if p.Port != 8080 {
 			return nil, errors.New("connection refused")
@@ -676,7 +672,7 @@ func TestPortForward(t *testing.T) {
 		go func() { defer g.Close(); _, _ = io.Copy(g, g) }()
 		return a, nil
 	}
-	c, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, port)
+	c, err := e.agent.guest.PortForward(t.Context(), ns, vmName, vmUID, port)
 	if err != nil {
 		t.Fatalf("port forward of a running guest: %v", err)
 	}
@@ -688,13 +684,13 @@ func TestPortForward(t *testing.T) {
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
 		t.Errorf("read %q, %v; want the echo", buf, err)
 	}
-	if _, err := e.agent.PortForward(t.Context(), ns, vmName, vmUID, streams.ForwardedPort{Port: 9, Protocol: "tcp"}); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.guest.PortForward(t.Context(), ns, vmName, vmUID, streams.ForwardedPort{Port: 9, Protocol: "tcp"}); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("a refused guest port: err = %v, want ErrConflict", err)
 	}
 	if len(sockets) != 2 || !strings.HasSuffix(sockets[0], podfs.LibvirtSocket) || dialed[0] != port {
 		t.Errorf("DialGuest calls: sockets %q, ports %+v; want the launcher's libvirt socket and port 8080/tcp first", sockets, dialed)
 	}
-	if _, err := e.agent.PortForward(t.Context(), ns, vmName, "other-uid", port); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.guest.PortForward(t.Context(), ns, vmName, "other-uid", port); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("port forward with another uid: err = %v, want ErrConflict", err)
 	}
 }
@@ -707,7 +703,7 @@ func TestGuestAgentInfo(t *testing.T) {
 	e.addLauncher(true)
 	e.sync()
 	e.sync()
-	if _, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrConflict) ||
+	if _, err := e.agent.guest.GuestAgentInfo(t.Context(), ns, vmName, vmUID); !errors.Is(err, streamserver.ErrConflict) ||
 		!strings.Contains(err.Error(), "does not have guest agent connected") {
 		t.Errorf("a guest without an agent: err = %v, want a conflict saying so", err)
 	}
@@ -722,7 +718,7 @@ func TestGuestAgentInfo(t *testing.T) {
 		Commands:       []virt.GuestAgentCommand{{Name: "guest-ping", Enabled: true}, {Name: "guest-exec", Enabled: false}},
 		FSFreezeStatus: "thawed",
 	})
-	got, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, vmUID)
+	got, err := e.agent.guest.GuestAgentInfo(t.Context(), ns, vmName, vmUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,7 +737,7 @@ func TestGuestAgentInfo(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("guest agent info (-want +got):\n%s", diff)
 	}
-	if _, err := e.agent.GuestAgentInfo(t.Context(), ns, vmName, "other-uid"); !errors.Is(err, streamserver.ErrConflict) {
+	if _, err := e.agent.guest.GuestAgentInfo(t.Context(), ns, vmName, "other-uid"); !errors.Is(err, streamserver.ErrConflict) {
 		t.Errorf("another uid: err = %v, want ErrConflict", err)
 	}
 }

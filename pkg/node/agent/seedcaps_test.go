@@ -14,7 +14,7 @@ import (
 // before each, and before each outcome query), failing with fail when it is set.
 func recordSeeding(e *env, fail error) (seeded, asked *[][]string) {
 	var s, a [][]string
-	e.agent.cfg.SeedCapabilities = func(socket string) (func() string, error) {
+	e.agent.instances.prepare.seed = func(socket string) (func() string, error) {
 		if !strings.HasSuffix(socket, "/"+podfs.LibvirtSocket) {
 			return nil, errors.New("not the launcher's libvirt socket: " + socket)
 		}

@@ -19,11 +19,11 @@ func noOutcome() string { return "" }
 
 // seedCapabilities seeds the launcher's QEMU capabilities when the agent has a seeder. A failure
 // only costs the probe that seeding saves: it is logged, and the start goes on.
-func (a *Agent) seedCapabilities(ctx context.Context, l *launcher) func() string {
-	if a.cfg.SeedCapabilities == nil {
+func (p *domainPreparer) seedCapabilities(ctx context.Context, l *launcher) func() string {
+	if p.seed == nil {
 		return noOutcome
 	}
-	outcome, err := a.cfg.SeedCapabilities(l.fs.Private.Path(podfs.LibvirtSocket))
+	outcome, err := p.seed(l.fs.Private.Path(podfs.LibvirtSocket))
 	if err != nil {
 		klog.FromContext(ctx).Info("Could not give the launcher the node's QEMU capabilities: libvirt probes QEMU itself", "err", err)
 		return noOutcome
