@@ -133,9 +133,7 @@ func TestWritesPerStart(t *testing.T) {
 	bump := func(a clienttesting.Action) (bool, runtime.Object, error) {
 		var obj runtime.Object
 		switch a := a.(type) {
-		case clienttesting.CreateAction:
-			obj = a.GetObject()
-		case clienttesting.UpdateAction:
+		case clienttesting.CreateAction: // updates too: UpdateAction has the same methods
 			obj = a.GetObject()
 		default:
 			return false, nil, nil
