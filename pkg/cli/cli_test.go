@@ -37,6 +37,8 @@ func fakeServer(t *testing.T, code int, reply string) (*httptest.Server, *[]reco
 		mu.Lock()
 		seen = append(seen, rec)
 		mu.Unlock()
+		// As kube-apiserver answers: a JSON Status for errors.
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, reply)
 	}))
