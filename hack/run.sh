@@ -11,6 +11,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/control-plane.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cluster/addons.sh"
 cd "$NV_ROOT"
 
 [[ $(id -u) -eq 0 ]] || nv_die "make run needs root (packages, bridge, containerd, kubelet)"
@@ -95,6 +96,8 @@ NativeVirt is running. In another terminal:
   nativevirt console $DEMO            # Ctrl+] quits
   nativevirt vnc $DEMO --proxy-only   # prints a local VNC port
   nativevirt stop $DEMO; nativevirt start $DEMO
+  nativevirt expose vm $DEMO --port 80 --target-port 8080
+  curl http://\$(kubectl get svc $DEMO -o jsonpath='{.spec.clusterIP}')/
   kubectl explain vm.spec
 EOT
 

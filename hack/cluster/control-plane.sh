@@ -2,14 +2,16 @@
 # The control plane of the local cluster: etcd, kube-apiserver, kube-controller-manager and
 # kube-scheduler, and the bridge everything sits on. Sourced after lib.sh and pki.sh, never run.
 
-# nv_cluster_up: true when every process runs and kube-apiserver is ready.
+# nv_cluster_up: true when every process runs, kube-apiserver is ready and so are the addons
+# (CoreDNS, the storage provisioner: hack/cluster/addons.sh, sourced too).
 nv_cluster_up() {
 	local p
 	for p in $(nv_procs); do
 		nv_running "$p" || return 1
 	done
 	[[ -x $NV_BIN/kubectl && -f $NV_KUBECONFIG ]] || return 1
-	nv_kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+	nv_kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1 || return 1
+	nv_addons_ready
 }
 
 # nv_network_up: bridge nv0 with the gateway address of the pod network, then one /32 address
@@ -59,7 +61,9 @@ nv_etcd_up() {
 }
 
 # nv_apiserver_up: kube-apiserver on the bridge address, with aggregation (front proxy) and
-# token authentication for humans, components and test users.
+# token authentication for humans, components and test users. It keeps the endpoints of the
+# kubernetes Service (lease reconciler): in-cluster clients reach it at 10.96.0.1:443 through
+# kube-proxy, as in any cluster.
 nv_apiserver_up() {
 	nv_start kube-apiserver "$NV_BIN/kube-apiserver" \
 		--etcd-servers="http://127.0.0.1:$NV_ETCD_CLIENT_PORT" \
@@ -71,7 +75,7 @@ nv_apiserver_up() {
 		--enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true \
 		--service-cluster-ip-range="$NV_SERVICE_CIDR" \
-		--endpoint-reconciler-type=none \
+		--endpoint-reconciler-type=lease \
 		--service-account-key-file="$NV_PKI/sa.pub" \
 		--service-account-signing-key-file="$NV_PKI/sa.key" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
