@@ -10,7 +10,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 if [[ $# -ne 4 ]]; then
-	sed -n '9,10p' "${BASH_SOURCE[0]}" >&2
+	sed -n '8,9p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 fi
 module=$NV_ROOT/hack/tools/$1 pkg=$2 name=$3 ref=$4
