@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes components of the local cluster from the Go module proxy:
-# kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl, into
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl, into
 # _output/bin/ (override with NV_BIN_DIR), with the version stamped so that kubectl and
 # client-go can parse the server version.
 #
@@ -25,7 +25,7 @@ major=${K8S_VERSION#v}; major=${major%%.*}
 minor=${K8S_VERSION#v*.}; minor=${minor%%.*}
 # Fixed, so that two builds of the same sources are identical.
 BUILD_DATE=2026-01-01T00:00:00Z
-COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do

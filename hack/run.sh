@@ -11,6 +11,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/control-plane.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cluster/addons.sh"
 cd "$NV_ROOT"
 
 [[ $(id -u) -eq 0 ]] || nv_die "make run needs root (packages, bridge, containerd, kubelet)"
@@ -22,8 +23,13 @@ NATIVEVIRT=("$NV_BIN/nativevirt" --kubeconfig "$NV_KUBECONFIG")
 DEMO=vm-demo
 started_cluster=0
 
+addon_builds=""
 stop_all() {
 	trap - INT TERM EXIT
+	if [[ -n $addon_builds ]]; then
+		kill -- "-$addon_builds" 2>/dev/null || true
+		wait "$addon_builds" 2>/dev/null || true
+	fi
 	if [[ $started_cluster == 1 ]]; then
 		echo
 		nv_log "stopping the local cluster"
@@ -35,6 +41,15 @@ trap 'stop_all 130' INT TERM
 # shellcheck disable=SC2154 # rc is assigned in the trap itself.
 trap 'rc=$?; [[ $rc == 0 ]] || stop_all $rc' EXIT
 
+# The cluster addons' images (CoreDNS, local-path-provisioner: Go builds from the module proxy,
+# ~3 min cold) build in the background meanwhile: on a fresh machine the packages step mostly
+# waits on apt. up.sh then finds them built (its own build is a cache hit) and imports them.
+mkdir -p "$NV_LOGS"
+# In a session of its own, so that Ctrl-C stops the whole build (its process group) and only it.
+# shellcheck disable=SC2016 # $1 is expanded by the inner shell, on purpose.
+NV_IMAGE_NO_IMPORT=1 setsid bash -c '"$1/hack/images/build-coredns.sh" && "$1/hack/images/build-local-path-provisioner.sh"' \
+	_ "$NV_ROOT" >"$NV_LOGS/addon-images.log" 2>&1 </dev/null &
+addon_builds=$!
 nv_step "packages"
 "$NV_ROOT/hack/install-deps.sh" | sed 's/^/  /'
 nv_step "build NativeVirt"
@@ -42,6 +57,10 @@ make --no-print-directory build | sed 's/^/  /'
 nv_step "kubernetes binaries"
 NV_BIN_DIR=$NV_BIN "$NV_ROOT/hack/build-k8s.sh" | sed 's/^/  /'
 nv_step "local cluster"
+if ! wait "$addon_builds"; then
+	nv_log "building the addons' images in the background failed ($NV_LOGS/addon-images.log); up.sh builds them again"
+fi
+addon_builds=""
 nv_cluster_up || started_cluster=1
 "$NV_ROOT/hack/cluster/up.sh" | sed 's/^/  /'
 nv_step "images"
@@ -96,6 +115,8 @@ NativeVirt is running. In another terminal:
   nativevirt console $DEMO            # Ctrl+] quits
   nativevirt vnc $DEMO --proxy-only   # prints a local VNC port
   nativevirt stop $DEMO; nativevirt start $DEMO
+  nativevirt expose vm $DEMO --port 80 --target-port 8080
+  curl http://\$(kubectl get svc $DEMO -o jsonpath='{.spec.clusterIP}')/
   kubectl explain vm.spec
 EOT
 

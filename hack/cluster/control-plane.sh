@@ -4,14 +4,16 @@
 
 # shellcheck disable=SC2154 # the nv_n_* variables are set by nv_node (lib.sh).
 
-# nv_cluster_up: true when every process runs and kube-apiserver is ready.
+# nv_cluster_up: true when every process runs, kube-apiserver is ready and so are the addons
+# (CoreDNS, the storage provisioner: hack/cluster/addons.sh, sourced too).
 nv_cluster_up() {
 	local p
 	for p in $(nv_procs); do
 		nv_running "$p" || return 1
 	done
 	[[ -x $NV_BIN/kubectl && -f $NV_KUBECONFIG ]] || return 1
-	nv_kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+	nv_kubectl get --raw /readyz --request-timeout=5s >/dev/null 2>&1 || return 1
+	nv_addons_ready
 }
 
 # nv_network_up: bridge nv0 with the gateway address of the pod network, then one /32 address
@@ -61,7 +63,9 @@ nv_etcd_up() {
 }
 
 # nv_apiserver_up: kube-apiserver on the bridge address, with aggregation (front proxy) and
-# token authentication for humans, components and test users.
+# token authentication for humans, components and test users. It keeps the endpoints of the
+# kubernetes Service (lease reconciler): in-cluster clients reach it at 10.96.0.1:443 through
+# kube-proxy, as in any cluster.
 nv_apiserver_up() {
 	nv_start kube-apiserver "$NV_BIN/kube-apiserver" \
 		--etcd-servers="http://127.0.0.1:$NV_ETCD_CLIENT_PORT" \
@@ -73,7 +77,7 @@ nv_apiserver_up() {
 		--enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true \
 		--service-cluster-ip-range="$NV_SERVICE_CIDR" \
-		--endpoint-reconciler-type=none \
+		--endpoint-reconciler-type=lease \
 		--service-account-key-file="$NV_PKI/sa.pub" \
 		--service-account-signing-key-file="$NV_PKI/sa.key" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \

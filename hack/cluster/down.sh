@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stops the local cluster started by hack/cluster/up.sh, all of its nodes, and removes what it
 # left on the machine: processes (by PID), containers and their shims (of our containerds only),
-# mounts under our directories, bridge nv0 with its veths, network namespaces, the nodes' cgroups
-# and the runtime state in /run/nativevirt. Safe to run when nothing is up.
+# kube-proxy's nftables tables and our own, the sysctls changed (restored), mounts under our
+# directories, bridge nv0 with its veths, network namespaces, the nodes' cgroups and the runtime
+# state in /run/nativevirt. Safe to run when nothing is up.
 #
 #   hack/cluster/down.sh          # or: make down
 #   WIPE=1 hack/cluster/down.sh   # also delete the persisted state (etcd, PKI, images, kubelet)
@@ -11,6 +12,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/node.sh"
+source "$HERE/addons.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "stopping the local cluster needs root"
 
@@ -77,6 +79,12 @@ kill_containers() {
 	done
 }
 
+# kube-proxy first: the rules it made go with it (nftables tables ip/ip6 kube-proxy), and so do
+# our forwarding settings.
+nv_stop kube-proxy
+nv_kube_proxy_cleanup
+nv_host_forwarding_down
+
 kubelets=$(recorded kubelet)
 nv_log "stopping $(echo $kubelets), scheduler, controller-manager"
 nv_stop $kubelets kube-scheduler kube-controller-manager
@@ -91,6 +99,7 @@ for name in $containerds; do
 	fi
 done
 nv_stop $containerds
+nv_kubelet_iptables_cleanup
 
 shims=$(shim_pids)
 if [[ -n $shims ]]; then
@@ -150,7 +159,7 @@ if [[ ${WIPE:-0} == 1 ]]; then
 	done
 	# Only what up.sh creates, never NV_LOCAL_DIR wholesale (it may be overridden).
 	# containerd, kubelet, cni and pod-logs: the layout of a single node before nodes/ existed.
-	rm -rf "$NV_LOCAL_DIR"/{etcd,pki,kubeconfigs,kubeconfig,nodes,containerd,kubelet,cni,pod-logs,pids,logs}
+	rm -rf "$NV_LOCAL_DIR"/{etcd,pki,kubeconfigs,kubeconfig,nodes,containerd,kubelet,cni,pod-logs,pids,logs,kube-proxy.yaml}
 	rmdir "$NV_LOCAL_DIR" 2>/dev/null || true
 fi
 nv_log "down"

@@ -17,8 +17,8 @@ NV_KUBECONFIG=$NV_LOCAL_DIR/kubeconfig
 # Kept short: unix socket paths are limited to 108 bytes.
 NV_RUN_DIR=/run/nativevirt
 
-# Network: pods live on bridge nv0; kube-apiserver listens on the bridge's address so that pods
-# reach it directly (there is no kube-proxy; see artifacts/local for the env that points there).
+# Network: pods live on bridge nv0; kube-apiserver listens on the bridge's address, so that pods
+# reach it directly as well as through the kubernetes Service (10.96.0.1:443, kube-proxy).
 NV_BRIDGE=nv0
 # NV_BRIDGE_MAC is the bridge's fixed (locally administered) MAC.
 NV_BRIDGE_MAC=02:88:00:00:00:01
@@ -26,6 +26,11 @@ NV_BRIDGE_IP=10.88.0.1
 NV_POD_CIDR=10.88.0.0/16
 NV_SERVICE_CIDR=10.96.0.0/24
 NV_SERVICE_IP=10.96.0.1
+# Cluster DNS: CoreDNS behind the kube-dns Service at this address (the kubelets' clusterDNS).
+NV_DNS_IP=10.96.0.10
+NV_CLUSTER_DOMAIN=cluster.local
+# NodePorts are served on the host's addresses in this range: the bridge's and the nodes'.
+NV_NODEPORT_ADDRESSES=10.88.0.0/24
 NV_API_PORT=6443
 NV_API_URL=https://$NV_BRIDGE_IP:$NV_API_PORT
 NV_CNI_NETWORK=nativevirt
@@ -62,8 +67,10 @@ NV_CONTAINERD_SOCK=$NV_RUN_DIR/$NV_NODE_NAME/containerd.sock
 NV_TEST_USERS=(nv-nobody nv-viewer nv-editor nv-admin)
 
 # The processes of the control plane, in start order; each node adds containerd-<name> and
-# kubelet-<name> (nv_procs).
+# kubelet-<name> (nv_procs), and the machine one kube-proxy for all nodes (hack/cluster/addons.sh
+# says why one).
 NV_CONTROL_PLANE_PROCS=(etcd kube-apiserver kube-controller-manager kube-scheduler)
+NV_HOST_PROCS=(kube-proxy)
 
 export PATH=/usr/local/go/bin:$NV_BIN:/usr/sbin:/sbin:$PATH
 
@@ -260,6 +267,7 @@ nv_procs() {
 	for n in $(nv_node_names); do
 		printf '%s\n' "containerd-$n" "kubelet-$n"
 	done
+	printf '%s\n' "${NV_HOST_PROCS[@]}"
 }
 
 # nv_ctr_at SOCKET ARGS...: ctr against the containerd at SOCKET, in the namespace the CRI uses.

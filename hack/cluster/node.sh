@@ -78,8 +78,8 @@ EOF
 
 # nv_cni_config: the node's share of the bridge network on nv0: the node's pod range of the one
 # subnet, so that pods of all nodes are neighbours on the bridge. Addresses stay inside this
-# machine: no masquerade and no routes beyond the pod subnet; IPAM state is kept in the node's
-# runtime directory.
+# machine: no masquerade, and no routes beyond the pod subnet but the Service range's, through
+# the host (kube-proxy); IPAM state is kept in the node's runtime directory.
 nv_cni_config() {
 	mkdir -p "$nv_n_dir/cni"
 	cat >"$nv_n_dir/cni/10-$NV_CNI_NETWORK.conflist" <<EOF
@@ -97,7 +97,8 @@ nv_cni_config() {
         "type": "host-local",
         "dataDir": "$nv_n_run/ipam",
         "ranges": [[{"subnet": "$NV_POD_CIDR", "gateway": "$NV_BRIDGE_IP",
-                     "rangeStart": "$nv_n_pods_first", "rangeEnd": "$nv_n_pods_last"}]]
+                     "rangeStart": "$nv_n_pods_first", "rangeEnd": "$nv_n_pods_last"}]],
+        "routes": [{"dst": "$NV_SERVICE_CIDR", "gw": "$NV_BRIDGE_IP"}]
       }
     }
   ]
@@ -199,7 +200,9 @@ authentication:
     clientCAFile: $NV_PKI/ca.crt
 authorization:
   mode: Webhook
-clusterDomain: cluster.local
+clusterDomain: $NV_CLUSTER_DOMAIN
+clusterDNS:
+- $NV_DNS_IP
 resolvConf: /etc/resolv.conf
 evictionHard:
   memory.available: 100Mi

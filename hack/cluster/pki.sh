@@ -87,6 +87,7 @@ nv_pki_tokens() {
 		"admin admin system:masters"
 		"system:kube-controller-manager kube-controller-manager -"
 		"system:kube-scheduler kube-scheduler -"
+		"system:kube-proxy kube-proxy -"
 	)
 	# Every node a cluster may have, so that a cluster can grow without a new token file.
 	local u i n
@@ -163,6 +164,7 @@ nv_pki_ensure() {
 	nv_kubeconfig "$NV_KUBECONFIG" admin
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-controller-manager.kubeconfig" system:kube-controller-manager
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-scheduler.kubeconfig" system:kube-scheduler
+	nv_kubeconfig "$NV_KUBECONFIGS/kube-proxy.kubeconfig" system:kube-proxy
 	local u n
 	for n in $(nv_node_names); do
 		nv_kubeconfig "$NV_KUBECONFIGS/kubelet-$n.kubeconfig" "system:node:$n"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts the local Kubernetes that `make run` and the e2e tests deploy NativeVirt into: etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler and NV_NODES nodes (default 1), each a
-# containerd + runc + CNI bridge and a kubelet, as plain processes of this machine (root needed).
+# containerd + runc + CNI bridge and a kubelet, and the machine's kube-proxy, as plain processes
+# of this machine (root needed); then CoreDNS (kube-dns) and local-path-provisioner (the default
+# StorageClass) as pods (hack/cluster/addons.sh).
 #
 #   hack/cluster/up.sh                 # or: make cluster-up
 #   NV_NODES=2 hack/cluster/up.sh      # or: make cluster-up NODES=2
@@ -12,14 +14,16 @@
 # earlier cluster had more) are deleted. State lives in _output/local (NV_LOCAL_DIR), runtime
 # state in /run/nativevirt; hack/cluster/down.sh stops everything (WIPE=1 also deletes the state).
 # Networking: pods sit on bridge nv0 (10.88.0.0/16, no route out of the machine) and reach
-# kube-apiserver at 10.88.0.1:6443; node I's kubelet listens on 10.88.0.(1+I); the rest of the
-# control plane listens on 127.0.0.1. Names, addresses and paths per node: hack/cluster/lib.sh.
+# kube-apiserver at 10.88.0.1:6443 or 10.96.0.1:443; Services (10.96.0.0/24) through kube-proxy,
+# names through 10.96.0.10; node I's kubelet listens on 10.88.0.(1+I); the rest of the control
+# plane listens on 127.0.0.1. Names, addresses and paths per node: hack/cluster/lib.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/pki.sh"
 source "$HERE/control-plane.sh"
 source "$HERE/node.sh"
+source "$HERE/addons.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "the local cluster needs root (bridge, containerd, kubelet)"
 nv_check_nodes
@@ -72,6 +76,10 @@ for ((i = 1; i <= NV_NODES; i++)); do
 	nv_node_ready
 done
 nv_default_namespace_ready
+nv_step "kube-proxy"
+nv_kube_proxy_up
+nv_step "cluster DNS and storage"
+nv_addons_up
 nv_step_report
 nodes=""
 for ((i = 1; i <= NV_NODES; i++)); do

@@ -37,6 +37,8 @@ func fakeServer(t *testing.T, code int, reply string) (*httptest.Server, *[]reco
 		mu.Lock()
 		seen = append(seen, rec)
 		mu.Unlock()
+		// As kube-apiserver answers: a JSON Status for errors.
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, reply)
 	}))
@@ -71,6 +73,7 @@ func TestCommandsCallVirtctlPaths(t *testing.T) {
 		{[]string{"pause", "vm", "vm1"}, recorded{"PUT", sub + "default/virtualmachineinstances/vm1/pause", map[string]any{}}},
 		{[]string{"unpause", "vmi", "vmi1", "--dry-run"}, recorded{"PUT", sub + "default/virtualmachineinstances/vmi1/unpause", map[string]any{"dryRun": []any{"All"}}}},
 		{[]string{"softreboot", "vmi1"}, recorded{"PUT", sub + "default/virtualmachineinstances/vmi1/softreboot", nil}},
+		{[]string{"soft-reboot", "vmi1"}, recorded{"PUT", sub + "default/virtualmachineinstances/vmi1/softreboot", nil}},
 	}
 	for _, tc := range cases {
 		srv, seen := fakeServer(t, http.StatusAccepted, "")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/nativevirt/nativevirt/pkg/streams"
@@ -24,19 +25,31 @@ func subresourcesPath(namespace, resource, name, action string) string {
 		url.PathEscape(namespace), resource, url.PathEscape(name), action)
 }
 
-// client calls the subresources of one namespace.
+// client calls the subresources of one namespace: actions and reads through client-go's REST
+// client for subresources.kubevirt.io/v1 (credentials, rate limits and errors as every
+// client-go client has them), streams through a WebSocket dialed with the same credentials.
 type client struct {
 	cfg       *rest.Config
-	http      *http.Client
+	rest      rest.Interface
 	namespace string
 }
 
+// subresourcesGroupVersion is virtctl's API group of actions and streams.
+var subresourcesGroupVersion = schema.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
+
 func newClient(cfg *rest.Config, namespace string) (*client, error) {
-	hc, err := rest.HTTPClientFor(cfg)
+	rc := rest.CopyConfig(cfg)
+	rc.GroupVersion = &subresourcesGroupVersion
+	rc.APIPath = "/apis"
+	rc.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	if rc.UserAgent == "" {
+		rc.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	restClient, err := rest.RESTClientFor(rc)
 	if err != nil {
 		return nil, err
 	}
-	return &client{cfg: cfg, http: hc, namespace: namespace}, nil
+	return &client{cfg: cfg, rest: restClient, namespace: namespace}, nil
 }
 
 // url joins the server address (which may carry a path prefix) and path.
@@ -54,83 +67,43 @@ func (c *client) url(path string, query url.Values) (*url.URL, error) {
 	return u, nil
 }
 
+// action is the request of an action (subresource path, e.g. "vnc/screenshot") on an object of
+// resource in the client's namespace.
+func (c *client) action(verb, resource, name, action string) *rest.Request {
+	return c.rest.Verb(verb).Namespace(c.namespace).Resource(resource).Name(name).
+		SubResource(strings.Split(action, "/")...)
+}
+
 // get reads a GET action's answer (accept: its media type).
 func (c *client) get(ctx context.Context, resource, name, action, accept string, query url.Values) ([]byte, error) {
-	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), query)
-	if err != nil {
-		return nil, err
+	req := c.action(http.MethodGet, resource, name, action).SetHeader("Accept", accept)
+	for k, vs := range query {
+		for _, v := range vs {
+			req.Param(k, v)
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode/100 != 2 {
-		return nil, statusError(resp)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return req.DoRaw(ctx)
 }
 
 // put sends an action with a JSON options body (nil: no body).
 func (c *client) put(ctx context.Context, resource, name, action string, body any) error {
-	u, err := c.url(subresourcesPath(c.namespace, resource, name, action), nil)
-	if err != nil {
-		return err
-	}
-	var reader io.Reader
+	req := c.action(http.MethodPut, resource, name, action).SetHeader("Accept", "application/json")
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		reader = bytes.NewReader(raw)
+		req.SetHeader("Content-Type", "application/json").Body(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), reader)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode/100 == 2 {
-		return nil
-	}
-	return statusError(resp)
+	return req.Do(ctx).Error()
 }
 
 // send PUTs a JSON body to a path of subresources.kubevirt.io/v1 in the namespace (e.g.
 // expand-vm-spec) and returns the answer.
 func (c *client) send(ctx context.Context, resource string, body []byte) ([]byte, error) {
-	u, err := c.url(fmt.Sprintf("/apis/subresources.kubevirt.io/v1/namespaces/%s/%s", url.PathEscape(c.namespace), resource), nil)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode/100 != 2 {
-		return nil, statusError(resp)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return c.rest.Put().Namespace(c.namespace).Resource(resource).
+		SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").
+		Body(body).DoRaw(ctx)
 }
 
 // statusError turns an error response into the server's message.

@@ -1,8 +1,9 @@
 // Package cli is the `nativevirt` command (also usable as the kubectl plugin `kubectl
 // nativevirt` when installed as kubectl-nativevirt): VM lifecycle actions, migrate and
-// migrate-cancel, pause/unpause, the serial console and a local VNC proxy. It calls the
-// subresources.kubevirt.io/v1 paths (and, for migrate-cancel, the migrations) exactly as
-// KubeVirt's virtctl does, so it works against KubeVirt as well as NativeVirt.
+// migrate-cancel, pause/unpause, the serial console, a local VNC proxy and expose (a Service for
+// a VM). It calls the subresources.kubevirt.io/v1 paths (and, for migrate-cancel, the
+// migrations; for expose, the objects and Services) exactly as KubeVirt's virtctl does, so it
+// works against KubeVirt as well as NativeVirt.
 package cli
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -42,16 +44,25 @@ func (o *options) warn(err error) {
 }
 
 func (o *options) client() (*client, error) {
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	ns, _, err := cc.Namespace()
+	cfg, ns, err := o.restConfig()
 	if err != nil {
 		return nil, err
 	}
 	return newClient(cfg, ns)
+}
+
+// restConfig resolves the kubeconfig and flags into a REST config and the namespace.
+func (o *options) restConfig() (*rest.Config, string, error) {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, ns, nil
 }
 
 // commandName is "kubectl nativevirt" when the binary runs as a kubectl plugin.
@@ -74,8 +85,9 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   name,
 		Short: "Control NativeVirt (and KubeVirt) virtual machines",
-		Long: name + " starts, stops, restarts, migrates, pauses and unpauses virtual machines and opens their " +
-			"serial console or a local VNC proxy. It talks to the subresources.kubevirt.io API, like virtctl. " +
+		Long: name + " starts, stops, restarts, migrates, pauses and unpauses virtual machines, opens their " +
+			"serial console or a local VNC proxy and exposes them as Services. It talks to the " +
+			"subresources.kubevirt.io API, like virtctl. " +
 			"Installed as kubectl-nativevirt it is the kubectl plugin `kubectl nativevirt`.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -90,7 +102,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	root.AddCommand(
 		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o), newMigrateCancelCommand(o),
 		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
-		newConsoleCommand(o), newVNCCommand(o), newPortForwardCommand(o), newExpandCommand(o),
+		newConsoleCommand(o), newVNCCommand(o), newPortForwardCommand(o), newExpandCommand(o), newExposeCommand(o),
 		newGuestAgentCommand(o, "guestosinfo", "guestosinfo", "Print what the guest agent of a running instance reports"),
 		newGuestAgentCommand(o, "userlist", "userlist", "Print the users logged in to a running instance's guest"),
 		newGuestAgentCommand(o, "fslist", "filesystemlist", "Print the file systems of a running instance's guest"),

@@ -43,11 +43,14 @@ func newPauseCommand(o *options, action string) *cobra.Command {
 	return cmd
 }
 
+// newSoftRebootCommand builds `soft-reboot NAME`, today's virtctl name; `softreboot` (the
+// earlier one) stays as an alias.
 func newSoftRebootCommand(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "softreboot NAME",
-		Short: "Ask the guest of a running instance to reboot (ACPI)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "soft-reboot NAME",
+		Aliases: []string{"softreboot"},
+		Short:   "Ask the guest of a running instance to reboot (ACPI)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client()
 			if err != nil {

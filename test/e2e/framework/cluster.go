@@ -154,18 +154,44 @@ func (c *Cluster) IsUp(ctx context.Context) bool {
 func (c *Cluster) Nodes() int { return c.nodes }
 
 // Up brings the cluster up with hack/cluster/up.sh (which installs packages and builds the
-// Kubernetes binaries when missing) unless it is up already with Nodes ready nodes or more; a
-// cluster that is up with fewer gets the missing nodes. Its progress goes to stderr.
+// Kubernetes binaries when missing) unless it is up already with Nodes ready nodes or more and
+// its addons (kube-proxy, CoreDNS, the storage provisioner) run; a cluster that is up with fewer
+// nodes gets the missing nodes, one without the addons gets them. Its progress goes to stderr.
 func (c *Cluster) Up(ctx context.Context) error {
 	up := c.IsUp(ctx)
 	if up {
 		n, err := c.readyNodes(ctx)
-		if err == nil && n >= c.nodes {
+		if err == nil && n >= c.nodes && c.addonsReady(ctx) {
 			return nil
 		}
 	}
 	c.startedHere = !up
 	return c.Run(ctx, "hack/cluster/up.sh")
+}
+
+// addonsReady reports whether kube-proxy runs and the addons' Deployments (labelled
+// nativevirt.io/cluster-addon: CoreDNS, local-path-provisioner) have available pods.
+func (c *Cluster) addonsReady(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(c.dir, "pids", "kube-proxy.pid")); err != nil {
+		return false
+	}
+	out, err := c.kubectl(ctx, c.Kubeconfig(AdminUser), "", "get", "deployments", "-A",
+		"-l", "nativevirt.io/cluster-addon", "-o", `jsonpath={range .items[*]}{.status.availableReplicas}{"\n"}{end}`)
+	if err != nil {
+		return false
+	}
+	avail := strings.Fields(out)
+	if len(avail) < 2 {
+		return false
+	}
+	for _, a := range avail {
+		if a == "0" {
+			return false
+		}
+	}
+	return true
 }
 
 // readyNodes counts the nodes whose Ready condition is True.
