@@ -171,3 +171,6 @@ func (k Key) sign(s string) []byte {
 	m.Write([]byte(s))
 	return m.Sum(nil)
 }
+
+// IsZero says whether k holds no key (the zero Key).
+func (k Key) IsZero() bool { return len(k.secret) == 0 }
