@@ -104,7 +104,7 @@ func (c completedConfig) New() (*Server, error) {
 			return nil, err
 		}
 	}
-	if err := installCDIGroups(generic, c.GenericConfig.RESTOptionsGetter, key); err != nil {
+	if err := installCDIGroups(generic, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, key); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -18,8 +19,10 @@ import (
 // DataSources, StorageProfiles, CDIConfig; stored in the same etcd as kubevirt.io, in v1beta1)
 // and upload.cdi.kubevirt.io/v1beta1 (UploadTokenRequests, answered with a token signed by key
 // and never stored).
-func installCDIGroups(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, key uploadtoken.Key) error {
-	storage, err := cdi.NewStorage(Scheme, optsGetter)
+// authz decides CDI's clone authorization (create on datavolumes/source in the source namespace).
+func installCDIGroups(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer,
+	key uploadtoken.Key) error {
+	storage, err := cdi.NewStorage(Scheme, optsGetter, authz)
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,14 @@ func TestDataVolumeCRUDAndStatus(t *testing.T) {
 		t.Fatalf("server-side apply: %v", err)
 	}
 
+	// A clone may omit the size (the standalone server's user may clone from anywhere).
+	clone := &cdiv1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "clone"}, Spec: cdiv1beta1.DataVolumeSpec{
+		SourceRef: &cdiv1beta1.DataVolumeSourceRef{Kind: "DataSource", Namespace: ptr("golden"), Name: "fedora"},
+		Storage:   &cdiv1beta1.StorageSpec{}}}
+	if _, err := c.Create(ctx, clone, metav1.CreateOptions{}); err != nil {
+		t.Errorf("create a clone without a size: %v", err)
+	}
+
 	if err := c.Delete(ctx, "fedora", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}

@@ -2,6 +2,7 @@ package cdi
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -21,8 +22,9 @@ var (
 var versions = []fieldpath.APIVersion{fieldpath.APIVersion(v1beta1.SchemeGroupVersion.String())}
 
 // NewStorage builds the stores of the four resources and their /status, keyed by path
-// ("datavolumes", "datavolumes/status", ...).
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// ("datavolumes", "datavolumes/status", ...). authz decides CDI's clone authorization when a
+// DataVolume that clones is created (nil: not checked, for tests of the stores alone).
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (map[string]rest.Storage, error) {
 	type kind struct {
 		plural, singular string
 		scope            store.Scope
@@ -73,7 +75,11 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (m
 		if k.scope == store.Namespaced {
 			categories = namespacedCategories
 		}
-		storage[k.plural] = store.NewRESTInCategories(s, categories, k.shortNames...)
+		endpoint := store.NewRESTInCategories(s, categories, k.shortNames...)
+		storage[k.plural] = endpoint
+		if k.plural == "datavolumes" {
+			storage[k.plural] = &dataVolumeREST{REST: endpoint, authz: authz}
+		}
 		storage[k.plural+"/status"] = status
 	}
 	return storage, nil

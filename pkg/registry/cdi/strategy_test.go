@@ -182,7 +182,7 @@ func (noStorage) GetRESTOptions(resource schema.GroupResource, _ runtime.Object)
 func TestStorageDiscovery(t *testing.T) {
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
-	resources, err := NewStorage(scheme, noStorage{})
+	resources, err := NewStorage(scheme, noStorage{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +194,9 @@ func TestStorageDiscovery(t *testing.T) {
 	}
 	got := map[string]discovery{}
 	for name, s := range resources {
+		if dv, ok := s.(*dataVolumeREST); ok {
+			s = dv.REST
+		}
 		if r, ok := s.(*store.REST); ok {
 			got[name] = discovery{r.NamespaceScoped(), r.ShortNames(), r.Categories(), r.GetSingularName()}
 		} else if _, ok := s.(*store.StatusREST); !ok {
