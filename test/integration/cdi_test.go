@@ -251,6 +251,24 @@ func TestCDIRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("duplicate condition types", func(t *testing.T) {
+		base := srv.Config.Host + cdiGroup + "/namespaces/default/datavolumes"
+		if r := do(t, client, http.MethodPost, base, "application/json",
+			[]byte(`{"apiVersion":"cdi.kubevirt.io/v1beta1","kind":"DataVolume","metadata":{"name":"dup"},"spec":{"source":{"blank":{}},`+storage+`}}`)); r.code != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.code, truncate(r.body))
+		}
+		conds := `"status":{"conditions":[{"type":"Ready","status":"True"},{"type":"Ready","status":"False"}]}`
+		for _, c := range []struct{ url, contentType, body string }{
+			{base + "/dup/status?fieldManager=t", "application/apply-patch+yaml",
+				`{"apiVersion":"cdi.kubevirt.io/v1beta1","kind":"DataVolume","metadata":{"name":"dup"},` + conds + `}`},
+			{base + "/dup/status", "application/merge-patch+json", `{` + conds + `}`},
+		} {
+			r := do(t, client, http.MethodPatch, c.url, c.contentType, []byte(c.body))
+			if (r.code != http.StatusBadRequest && r.code != http.StatusUnprocessableEntity) || !strings.Contains(r.body, "status.conditions[1].type") {
+				t.Errorf("%s: %d %s, want a 4xx naming status.conditions[1].type", c.contentType, r.code, truncate(r.body))
+			}
+		}
+	})
 	t.Run("unknown field selector", func(t *testing.T) {
 		r := do(t, client, http.MethodGet, srv.Config.Host+cdiGroup+"/datavolumes?fieldSelector=spec.source=x", "", nil)
 		if r.code != http.StatusBadRequest {
