@@ -33,7 +33,7 @@ generate: ## Regenerate deepcopy, defaulters, OpenAPI and clients (k8s.io/code-g
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: deps ## gofmt, go vet and generated-code drift.
+verify: deps ## gofmt, go vet, staticcheck, shellcheck (hack/*.sh) and generated-code drift.
 	hack/verify.sh
 
 .PHONY: test

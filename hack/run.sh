@@ -32,6 +32,7 @@ stop_all() {
 	exit "${1:-0}"
 }
 trap 'stop_all 130' INT TERM
+# shellcheck disable=SC2154 # rc is assigned in the trap itself.
 trap 'rc=$?; [[ $rc == 0 ]] || stop_all $rc' EXIT
 
 nv_step "packages"

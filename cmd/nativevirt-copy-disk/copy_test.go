@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,7 +164,11 @@ func TestRun(t *testing.T) {
 // containerDisk images that have no libc, so it may only use standard packages that never
 // link C (no net, os/user or runtime/cgo).
 func TestStaticDependencies(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// go test puts the running toolchain's bin directory first in the test's PATH.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

@@ -2,6 +2,8 @@
 # The control plane of the local cluster: etcd, kube-apiserver, kube-controller-manager and
 # kube-scheduler, and the bridge everything sits on. Sourced after lib.sh and pki.sh, never run.
 
+# shellcheck disable=SC2154 # the nv_n_* variables are set by nv_node (lib.sh).
+
 # nv_cluster_up: true when every process runs and kube-apiserver is ready.
 nv_cluster_up() {
 	local p
@@ -115,7 +117,8 @@ nv_controllers_up() {
 # (a node of an earlier, larger cluster whose state is kept): a node agent DaemonSet would wait
 # for a pod on them forever, and their pods are garbage-collected with them.
 nv_forget_stale_nodes() {
-	local want=" $(nv_node_names | tr '\n' ' ')" n
+	local want n
+	want=" $(nv_node_names | tr '\n' ' ')"
 	for n in $(nv_kubectl get nodes -o 'jsonpath={.items[*].metadata.name}'); do
 		[[ $want == *" $n "* ]] && continue
 		nv_running "kubelet-$n" && continue

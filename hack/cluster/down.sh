@@ -6,6 +6,7 @@
 #
 #   hack/cluster/down.sh          # or: make down
 #   WIPE=1 hack/cluster/down.sh   # also delete the persisted state (etcd, PKI, images, kubelet)
+# shellcheck disable=SC2086,SC2116 # lists of names and PIDs are split into words on purpose.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"

@@ -3,6 +3,7 @@
 # plane and NV_NODES kubelet nodes on this machine. Sourced, never run. Every path and address of
 # the cluster is defined here, once.
 
+# shellcheck disable=SC2034 # sourced: the scripts that source lib.sh use the variables it sets.
 NV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NV_BIN=${NV_BIN_DIR:-$NV_ROOT/_output/bin}
 # Persisted state (PKI, etcd data, containerd images, kubelet root, logs). WIPE=1 down.sh deletes it.

@@ -4,6 +4,8 @@
 # lib.sh and pki.sh, never run. The functions taking no node act on the node that nv_node
 # selected last (the nv_n_* variables; lib.sh describes the layout).
 
+# shellcheck disable=SC2154 # the nv_n_* variables are set by nv_node (lib.sh).
+
 # Kubelets hard-code their device plugin directory (the registration socket kubelet.sock, and
 # the plugins' sockets beside it). Each kubelet runs in a mount namespace of its own where its
 # node's <root-dir>/device-plugins is bind-mounted there (hack/cluster/kubelet-ns.sh), so the

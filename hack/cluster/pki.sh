@@ -42,7 +42,8 @@ nv_pki_issue() {
 		IFS=,
 		echo "$*"
 	)
-	local want="$subject|$usage|$sans|$(openssl x509 -noout -fingerprint -sha256 -in "$NV_PKI/$ca.crt")"
+	local want
+	want="$subject|$usage|$sans|$(openssl x509 -noout -fingerprint -sha256 -in "$NV_PKI/$ca.crt")"
 	# What the cert was issued for is remembered beside the PKI, not beside the cert: OUT dirs
 	# of nv_serving_cert may be turned into Secrets file by file.
 	mkdir -p "$NV_PKI/issued"
@@ -100,6 +101,7 @@ nv_pki_tokens() {
 	for id in "${ids[@]}"; do
 		read -r user uid groups <<<"$id"
 		[[ -n $(nv_token "$user") ]] && continue
+		# shellcheck disable=SC2034 # read by up.sh, which sources pki.sh.
 		NV_TOKENS_ADDED=1
 		if [[ $groups == - ]]; then
 			echo "$(openssl rand -hex 24),$user,$uid" >>"$f"

@@ -76,6 +76,7 @@ nv_step_report
 nodes=""
 for ((i = 1; i <= NV_NODES; i++)); do
 	nv_node "$i"
+	# shellcheck disable=SC2154 # set by nv_node (lib.sh).
 	nodes+="${nodes:+, }$nv_n_name ($nv_n_ip)"
 done
 cat <<EOF

@@ -56,7 +56,7 @@ mkdir -p "$cache"
 # fetch PKG: the cached .deb of PKG, downloaded with apt-get the first time.
 fetch() {
 	local pkg=$1 deb dl
-	deb=$(ls "$cache/${pkg}_"*.deb 2>/dev/null | head -1 || true)
+	deb=$(compgen -G "$cache/${pkg}_*.deb" | head -1 || true)
 	if [[ -z $deb ]]; then
 		nv_log "guest: apt-get download $pkg" >&2
 		# _apt cannot write to every directory: download in a world-writable scratch dir.
@@ -65,7 +65,7 @@ fetch() {
 		(cd "$dl" && apt-get -q download "$pkg" >/dev/null 2>&1) || { rm -rf "$dl"; nv_die "apt-get download $pkg failed"; }
 		mv "$dl"/*.deb "$cache/"
 		rm -rf "$dl"
-		deb=$(ls "$cache/${pkg}_"*.deb | head -1)
+		deb=$(compgen -G "$cache/${pkg}_*.deb" | head -1)
 	fi
 	echo "$deb"
 }
@@ -119,6 +119,7 @@ cp "$ldso" "$root/$libdir/"
 ln -s "/$libdir/ld-linux-x86-64.so.2" "$root/lib64/ld-linux-x86-64.so.2"
 libs=$("$ldso" --library-path "$ga/$libdir:$ga/usr/$libdir" --list "$ga/usr/sbin/qemu-ga") || nv_die "guest: cannot resolve qemu-ga's libraries"
 [[ $libs != *"not found"* ]] || nv_die "guest: qemu-ga needs a library none of ${agent_pkgs[*]} has: $libs"
+# shellcheck disable=SC2013 # ldd prints one path a line, none with white space.
 for lib in $(awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$libs"); do
 	cp "$(readlink -f "$lib")" "$root/$libdir/$(basename "$lib")"
 done

@@ -40,7 +40,7 @@ import_node() {
 				grep -qxF "$ref" <<<"$present" || missing=1
 			done
 			if [[ -n ${refs[$tar]} && $missing == 0 ]]; then
-				echo "import: $(basename "$tar") already imported on $node ($(echo ${refs[$tar]}))"
+				echo "import: $(basename "$tar") already imported on $node (${refs[$tar]//$'\n'/ }))"
 				continue
 			fi
 		fi
@@ -50,13 +50,13 @@ import_node() {
 	done
 }
 
-pids=()
+workers=()
 for sock in $socks; do
 	import_node "$sock" "$@" &
-	pids+=($!)
+	workers+=("$!")
 done
 rc=0
-for pid in "${pids[@]}"; do
+for pid in "${workers[@]}"; do
 	wait "$pid" || rc=1
 done
 exit $rc

@@ -11,12 +11,13 @@ import (
 
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/storage"
 )
 
 // The storage codec writes each group in its storage version: instance types in
 // instancetype.kubevirt.io/v1beta1 next to VirtualMachines in kubevirt.io/v1, and reads both back.
 func TestStorageCodecStoresEachGroupInItsVersion(t *testing.T) {
-	codec := StorageCodec(StorageVersions)
+	codec := storage.Codec(Scheme, StorageVersions)
 	it := &instancetypev1beta1.VirtualMachineClusterInstancetype{
 		ObjectMeta: metav1.ObjectMeta{Name: "u1.small", ResourceVersion: "3"},
 		Spec: instancetypev1beta1.VirtualMachineInstancetypeSpec{

@@ -28,13 +28,13 @@ func (e *Env) controllerReady(ctx context.Context) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	for _, d := range ds.Items {
-		if d.Status.ReadyReplicas > 0 {
-			return true, ""
-		}
+	if len(ds.Items) == 0 {
+		return false, controllerName + " not deployed"
+	}
+	if d := ds.Items[0]; d.Status.ReadyReplicas == 0 {
 		return false, fmt.Sprintf("%s/%s has no ready replica", d.Namespace, d.Name)
 	}
-	return false, controllerName + " not deployed"
+	return true, ""
 }
 
 // handlerReady reports whether a DaemonSet nativevirt-handler has a ready pod.
@@ -43,13 +43,13 @@ func (e *Env) handlerReady(ctx context.Context) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	for _, d := range ds.Items {
-		if d.Status.NumberReady > 0 {
-			return true, ""
-		}
+	if len(ds.Items) == 0 {
+		return false, handlerName + " (node agent) not deployed"
+	}
+	if d := ds.Items[0]; d.Status.NumberReady == 0 {
 		return false, fmt.Sprintf("%s/%s has no ready pod", d.Namespace, d.Name)
 	}
-	return false, handlerName + " (node agent) not deployed"
+	return true, ""
 }
 
 // schedulableNode reports whether a node carries kubevirt.io/schedulable=true, which the node

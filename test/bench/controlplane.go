@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 
-	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -108,6 +102,46 @@ func (r *startRun) summarize() {
 	r.waited = waitedForRoom(r.timelines)
 }
 
+// cpMeasurement is one row of the control-plane suite: n VMs started until phase.
+type cpMeasurement struct {
+	label string
+	n     int
+	phase string
+	goal  string
+	// repeat runs the measurement that many times, one after the other.
+	repeat int
+	// interval is how far apart the VMs are created (0: at once).
+	interval time.Duration
+	// paused starts the guests with paused vCPUs (startStrategy Paused): the VMI is Running
+	// once its domain started, and no guest boots meanwhile.
+	paused bool
+	// countsWrites: the row has a target on the API writes per VMI start.
+	countsWrites bool
+	// scheduledBurst: with the node agent every Scheduled VMI goes on to boot a guest, so this
+	// burst deletes each VM once measured, and the node is not asked to run them all at once.
+	scheduledBurst bool
+}
+
+// controlPlaneMeasurements are the rows cfg asks for.
+func controlPlaneMeasurements(cfg ControlPlaneConfig) []cpMeasurement {
+	singles := max(1, cfg.SingleStarts)
+	ms := []cpMeasurement{
+		{label: "create → Scheduled, 1 VM", n: 1, phase: "Scheduled", repeat: 1, countsWrites: true},
+		{label: fmt.Sprintf("create → Scheduled, %d VMs %s apart", cfg.Burst, cfg.Interval), n: cfg.Burst, phase: "Scheduled",
+			repeat: 1, interval: cfg.Interval, countsWrites: true, scheduledBurst: true},
+		{label: fmt.Sprintf("create → Running, 1 VM on a warm node, %d times", singles), n: 1, phase: "Running", goal: "p50 ≤ 1 s", repeat: singles},
+		{label: fmt.Sprintf("create → Running, burst of %d", cfg.RunningBurst), n: cfg.RunningBurst, phase: "Running", goal: "p95 ≤ 10 s", repeat: 1},
+	}
+	if cfg.PausedBurst {
+		// Not a target: the same burst without the guests' boots, which under TCG emulation
+		// take most of the machine's CPU (with KVM a boot costs a fraction of it). What is left
+		// is NativeVirt's, the kubelet's and the container runtime's.
+		ms = append(ms, cpMeasurement{label: fmt.Sprintf("create → Running, burst of %d, guests paused", cfg.RunningBurst),
+			n: cfg.RunningBurst, phase: "Running", repeat: 1, paused: true})
+	}
+	return ms
+}
+
 // RunControlPlane measures VM create → VMI Scheduled (pod bound) for 1 VM and for a burst of
 // VMs created cfg.Interval apart, with the API writes per VMI start; with the node agent also
 // create → Running for 1 VM on a warm node and for a burst. Without nativevirt-controller (or
@@ -119,42 +153,9 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		"VM":     "runStrategy Always, 1 core, 128Mi guest, the demo containerDisk " + DemoDiskImage + ", grace period 0",
 		"writes": "kubevirt.io writes (POST/PUT/PATCH/APPLY/DELETE) counted by nativevirt-apiserver's apiserver_request_total before the first create and 1 s after the last VMI reached the phase (sampled every 100 ms; the last sample before any VMI went past the phase, whose writes are the next phase's), minus the benchmark's own VM creates, per VMI",
 	}
-	singles := max(1, cfg.SingleStarts)
-	names := []struct {
-		label string
-		n     int
-		phase string
-		goal  string
-		// repeat runs the measurement that many times, one after the other.
-		repeat int
-		// paused starts the guests with paused vCPUs (startStrategy Paused): the VMI is Running
-		// once its domain started, and no guest boots meanwhile.
-		paused bool
-	}{
-		{"create → Scheduled, 1 VM", 1, "Scheduled", "", 1, false},
-		{fmt.Sprintf("create → Scheduled, %d VMs %s apart", cfg.Burst, cfg.Interval), cfg.Burst, "Scheduled", "", 1, false},
-		{fmt.Sprintf("create → Running, 1 VM on a warm node, %d times", singles), 1, "Running", "p50 ≤ 1 s", singles, false},
-		{fmt.Sprintf("create → Running, burst of %d", cfg.RunningBurst), cfg.RunningBurst, "Running", "p95 ≤ 10 s", 1, false},
-		// Not a target: the same burst without the guests' boots, which under TCG emulation
-		// take most of the machine's CPU (with KVM a boot costs a fraction of it). What is left
-		// is NativeVirt's, the kubelet's and the container runtime's.
-		{fmt.Sprintf("create → Running, burst of %d, guests paused", cfg.RunningBurst), cfg.RunningBurst, "Running", "", 1, true},
-	}
-	if !cfg.PausedBurst {
-		names = names[:len(names)-1]
-	}
+	ms := controlPlaneMeasurements(cfg)
 	ctrlOK, why := e.controllerReady(ctx)
 	handlerOK, whyHandler := e.handlerReady(ctx)
-	skip := func(i int, reason string) {
-		n := names[i]
-		res.AddRow(n.label, strconv.Itoa(n.n), "skipped: "+reason, "-", "-", "-", "-")
-		if n.goal != "" {
-			res.Targets = append(res.Targets, Skipped(n.label, n.goal, "skipped"))
-		}
-		if i < 2 {
-			res.Targets = append(res.Targets, Skipped(n.label+": API writes per VMI start", "≤ 3", "skipped"))
-		}
-	}
 	if ctrlOK {
 		ctrlOK, why = e.schedulableNode(ctx)
 	}
@@ -164,8 +165,8 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 		}
 	}
 	if !ctrlOK {
-		for i := range names {
-			skip(i, why)
+		for _, m := range ms {
+			skipMeasurement(res, m, why)
 		}
 		return res, nil
 	}
@@ -177,84 +178,111 @@ func RunControlPlane(ctx context.Context, e *Env, cfg ControlPlaneConfig) (*Resu
 	defer func() { res.Records = records }()
 	// Names unique per run: a run cancelled by a server restart may leave VMs behind.
 	run := time.Now().Unix() % 100000
-	// Warm up: a VM started and deleted before the measurements. A controller that has just
-	// been (re)deployed is ready before its informers have listed the VMs (the first VM
-	// waited 1.6 s for that), and a first start on the node loads the launcher and disk images
-	// into containerd's cache; the measured starts are the later ones.
+	if err := warmUp(ctx, e, ns, run, handlerOK); err != nil {
+		return res, err
+	}
+	for i, m := range ms {
+		if m.phase == "Running" && !handlerOK {
+			skipMeasurement(res, m, whyHandler)
+			continue
+		}
+		r, err := repeatStarts(ctx, e, res, m, startOptions{ns: ns, prefix: fmt.Sprintf("cp%d-%d", run, i),
+			n: m.n, interval: m.interval, phase: m.phase, deleteEarly: m.scheduledBurst && handlerOK, paused: m.paused})
+		if err != nil {
+			return res, err
+		}
+		records = append(records, reportMeasurement(res, m, r))
+	}
+	return res, nil
+}
+
+// skipMeasurement adds m's row, and its targets, as skipped for reason.
+func skipMeasurement(res *Result, m cpMeasurement, reason string) {
+	res.AddRow(m.label, strconv.Itoa(m.n), "skipped: "+reason, "-", "-", "-", "-")
+	if m.goal != "" {
+		res.Targets = append(res.Targets, Skipped(m.label, m.goal, "skipped"))
+	}
+	if m.countsWrites {
+		res.Targets = append(res.Targets, Skipped(m.label+": API writes per VMI start", "≤ 3", "skipped"))
+	}
+}
+
+// warmUp starts and deletes a VM before the measurements. A controller that has just been
+// (re)deployed is ready before its informers have listed the VMs (the first VM waited 1.6 s for
+// that), and a first start on the node loads the launcher and disk images into containerd's
+// cache; the measured starts are the later ones.
+func warmUp(ctx context.Context, e *Env, ns string, run int64, handlerOK bool) error {
 	warm := "Scheduled"
 	if handlerOK {
 		warm = "Running"
 	}
 	e.Logf("control-plane: warm-up (one VM to %s)", warm)
-	if _, err := startVMs(ctx, e, ns, fmt.Sprintf("warm%d", run), 1, 0, warm, false, false); err != nil {
-		return res, err
+	_, err := startVMs(ctx, e, startOptions{ns: ns, prefix: fmt.Sprintf("warm%d", run), n: 1, phase: warm})
+	return err
+}
+
+// repeatStarts runs m.repeat times startVMs with o (each run's names suffixed with its number),
+// each once the machine settled, and merges the runs.
+func repeatStarts(ctx context.Context, e *Env, res *Result, m cpMeasurement, o startOptions) (startRun, error) {
+	prefix := o.prefix
+	var runs []startRun
+	for k := 0; k < m.repeat; k++ {
+		if busy, ok := settle(ctx, settleBusy, settleWait); !ok {
+			res.Note("%s: the CPUs were still %.0f%% busy after %s of waiting for the previous measurement's pods to go", m.label, 100*busy, settleWait)
+		}
+		e.Logf("control-plane: %s (%d of %d)", m.label, k+1, m.repeat)
+		o.prefix = fmt.Sprintf("%s-%d", prefix, k)
+		r, err := startVMs(ctx, e, o)
+		if err != nil {
+			return r, err
+		}
+		runs = append(runs, r)
 	}
-	for i, n := range names {
-		if n.phase == "Running" && !handlerOK {
-			skip(i, whyHandler)
-			continue
-		}
-		interval := time.Duration(0)
-		if i == 1 {
-			interval = cfg.Interval
-		}
-		// With the node agent every Scheduled VMI goes on to boot a guest: a burst deletes each
-		// VM once measured, so that the node is not asked to run them all at once.
-		deleteEarly := i == 1 && handlerOK
-		var runs []startRun
-		for k := 0; k < n.repeat; k++ {
-			if busy, ok := settle(ctx, settleBusy, settleWait); !ok {
-				res.Note("%s: the CPUs were still %.0f%% busy after %s of waiting for the previous measurement's pods to go", n.label, 100*busy, settleWait)
-			}
-			e.Logf("control-plane: %s (%d of %d)", n.label, k+1, n.repeat)
-			r, err := startVMs(ctx, e, ns, fmt.Sprintf("cp%d-%d-%d", run, i, k), n.n, interval, n.phase, deleteEarly, n.paused)
-			if err != nil {
-				return res, err
-			}
-			runs = append(runs, r)
-		}
-		r := runs[0]
-		if n.repeat > 1 {
-			r = mergeRuns(runs)
-		}
-		perVMI := "-"
-		if n.phase == "Scheduled" && r.reached > 0 && r.writes != nil {
-			total := 0.0
-			for _, v := range r.writes {
-				total += v
-			}
-			w := total / float64(n.n)
-			perVMI = fmt.Sprintf("%.1f (+%.1f pod)", w, r.pods/float64(n.n))
-			res.Targets = append(res.Targets, NewCheck(n.label+": API writes per VMI start", "≤ 3", fmt.Sprintf("%.1f", w), w <= 3))
-		}
-		res.AddRow(n.label, strconv.Itoa(n.n*n.repeat), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
-		for _, p := range r.phases {
-			res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
-		}
-		if r.failure != "" {
-			res.Note("%s: %s", n.label, r.failure)
-		}
-		if r.stuck != "" {
-			res.Note("%s: not %s: %s", n.label, n.phase, r.stuck)
-		}
-		if r.waited != "" {
-			res.Note("%s: launcher pods %s", n.label, r.waited)
-		}
-		if n.phase == "Running" {
-			res.Note("%s: the machine's CPUs were %.0f%% busy from the first create until the last Running (%.1f CPU-s, %.1f per VM; %.0f%% of the time stolen by the hypervisor)",
-				n.label, 100*r.cpuBusy, r.cpuSeconds, r.cpuSeconds/float64(n.n*n.repeat), 100*r.cpuStolen)
-		}
-		switch n.goal {
-		case "p50 ≤ 1 s":
-			res.Targets = append(res.Targets, NewCheck(n.label, n.goal, FmtMs(r.dist.P50Ms)+" ms", r.reached == n.n*n.repeat && r.dist.P50Ms <= 1000))
-		case "p95 ≤ 10 s":
-			res.Targets = append(res.Targets, NewCheck(n.label, n.goal, FmtMs(r.dist.P95Ms)+" ms", r.reached == n.n*n.repeat && r.dist.P95Ms <= 10000))
-		}
-		records = append(records, map[string]any{"measurement": n.label, "vms": n.n * n.repeat, "phase": n.phase, "reached": r.reached,
-			"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
-			"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen})
+	if len(runs) == 1 {
+		return runs[0], nil
 	}
-	return res, nil
+	return mergeRuns(runs), nil
+}
+
+// reportMeasurement adds m's rows, notes and targets for r to res and returns its record.
+func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any {
+	vms := m.n * m.repeat
+	perVMI := "-"
+	if m.phase == "Scheduled" && r.reached > 0 && r.writes != nil {
+		total := 0.0
+		for _, v := range r.writes {
+			total += v
+		}
+		w := total / float64(m.n)
+		perVMI = fmt.Sprintf("%.1f (+%.1f pod)", w, r.pods/float64(m.n))
+		res.Targets = append(res.Targets, NewCheck(m.label+": API writes per VMI start", "≤ 3", fmt.Sprintf("%.1f", w), w <= 3))
+	}
+	res.AddRow(m.label, strconv.Itoa(vms), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
+	for _, p := range r.phases {
+		res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
+	}
+	if r.failure != "" {
+		res.Note("%s: %s", m.label, r.failure)
+	}
+	if r.stuck != "" {
+		res.Note("%s: not %s: %s", m.label, m.phase, r.stuck)
+	}
+	if r.waited != "" {
+		res.Note("%s: launcher pods %s", m.label, r.waited)
+	}
+	if m.phase == "Running" {
+		res.Note("%s: the machine's CPUs were %.0f%% busy from the first create until the last Running (%.1f CPU-s, %.1f per VM; %.0f%% of the time stolen by the hypervisor)",
+			m.label, 100*r.cpuBusy, r.cpuSeconds, r.cpuSeconds/float64(vms), 100*r.cpuStolen)
+	}
+	switch m.goal {
+	case "p50 ≤ 1 s":
+		res.Targets = append(res.Targets, NewCheck(m.label, m.goal, FmtMs(r.dist.P50Ms)+" ms", r.reached == vms && r.dist.P50Ms <= 1000))
+	case "p95 ≤ 10 s":
+		res.Targets = append(res.Targets, NewCheck(m.label, m.goal, FmtMs(r.dist.P95Ms)+" ms", r.reached == vms && r.dist.P95Ms <= 10000))
+	}
+	return map[string]any{"measurement": m.label, "vms": vms, "phase": m.phase, "reached": r.reached,
+		"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
+		"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen}
 }
 
 // trailingWriteCounters reads the write counters once the status writes of the same phase are
@@ -310,203 +338,6 @@ func settle(ctx context.Context, busy float64, wait time.Duration) (float64, boo
 			return last, false
 		}
 	}
-}
-
-// startVMs creates n small VMs interval apart, waits until each VMI reached phase (or failed),
-// counts the API writes meanwhile, then deletes the VMs and waits until their VMIs are gone.
-// deleteEarly deletes each VM as soon as its VMI reached phase; the writes are then not counted
-// (the deletions' writes would be mixed in). paused starts the guests with paused vCPUs
-// (startStrategy Paused). Watches on the VMIs and the launcher pods, and for
-// phase Running the launchers' and node agents' logs, give each start's milestones.
-func startVMs(ctx context.Context, e *Env, ns, prefix string, n int, interval time.Duration, phase string, deleteEarly, paused bool) (startRun, error) {
-	var out startRun
-	c, err := NewWatchClient(e.Kube)
-	if err != nil {
-		return out, err
-	}
-	vmis := c.Resource(VMIResource).Namespace(ns)
-	vms := c.Resource(VMResource).Namespace(ns)
-	pods := c.Resource(podResource).Namespace(ns)
-	l, err := vmis.List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return out, err
-	}
-	w, err := vmis.Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion()})
-	if err != nil {
-		return out, err
-	}
-	defer w.Stop()
-	launcherPods := metav1.ListOptions{LabelSelector: kubevirtv1.AppLabel + "=" + launcherpod.LauncherLabelValue}
-	pl, err := pods.List(ctx, launcherPods)
-	if err != nil {
-		return out, err
-	}
-	launcherPods.ResourceVersion = pl.GetResourceVersion()
-	pw, err := pods.Watch(ctx, launcherPods)
-	if err != nil {
-		return out, err
-	}
-	defer pw.Stop()
-	beforeKV, beforePods, err := writeCounters(ctx, e)
-	if err != nil {
-		return out, err
-	}
-	defer func() {
-		// Also after a failure: no VM of this run outlives it.
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = vms.DeleteCollection(cctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	}()
-
-	var mu sync.Mutex
-	tls := map[string]*timeline{}
-	launchers := map[string]*corev1.Pod{} // the last state of each VM's launcher pod
-	reached := map[string]time.Duration{}
-	failed := map[string]string{}
-	// past: a VMI was seen beyond the measured phase (the node side's writes begin).
-	past := false
-	done := make(chan struct{})
-	var doneOnce sync.Once
-	go func() {
-		for ev := range pw.ResultChan() {
-			now := time.Now()
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-				continue
-			}
-			var pod corev1.Pod
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod) != nil {
-				continue
-			}
-			mu.Lock()
-			if tl, ok := tls[pod.Labels[launcherpod.VMINameLabel]]; ok {
-				tl.observePod(&pod, now)
-				launchers[pod.Labels[launcherpod.VMINameLabel]] = &pod
-			}
-			mu.Unlock()
-		}
-	}()
-	go func() {
-		// Watches on after every VMI reached the phase, to see the first one go past it.
-		defer doneOnce.Do(func() { close(done) })
-		for ev := range w.ResultChan() {
-			now := time.Now()
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-				continue
-			}
-			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			mu.Lock()
-			tl, ok := tls[u.GetName()]
-			if ok {
-				tl.observeVMIPhase(p, now)
-				if phaseRank[p] > phaseRank[phase] {
-					past = true
-				}
-			}
-			if _, seen := reached[u.GetName()]; ok && !seen {
-				if p == "Failed" {
-					reason, _, _ := unstructured.NestedString(u.Object, "status", "reason")
-					failed[u.GetName()] = reason
-				} else if phaseRank[p] >= phaseRank[phase] {
-					reached[u.GetName()] = now.Sub(tl.at[msCreated])
-					if deleteEarly {
-						go func(name string) { _ = vms.Delete(ctx, name, metav1.DeleteOptions{}) }(u.GetName())
-					}
-				}
-			}
-			all := len(reached)+len(failed) == n
-			mu.Unlock()
-			if all {
-				doneOnce.Do(func() { close(done) })
-			}
-		}
-	}()
-	first, cpuBefore := time.Now(), ReadCPUTimes()
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("%s-%03d", prefix, i)
-		o, err := smallVMObject(ns, name)
-		if err != nil {
-			return out, err
-		}
-		if paused {
-			if err := unstructured.SetNestedField(o.Object, "Paused", "spec", "template", "spec", "startStrategy"); err != nil {
-				return out, err
-			}
-		}
-		mu.Lock()
-		tls[name] = &timeline{}
-		tls[name].see(msCreated, time.Now())
-		mu.Unlock()
-		if _, err := vms.Create(ctx, o, metav1.CreateOptions{}); err != nil {
-			return out, fmt.Errorf("create VM %s: %w", name, err)
-		}
-		if interval > 0 && i < n-1 {
-			time.Sleep(interval)
-		}
-	}
-	timeout := 90*time.Second + time.Duration(n)*(interval+time.Second)
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		out.failure = fmt.Sprintf("timed out after %s", timeout)
-	case <-ctx.Done():
-		return out, ctx.Err()
-	}
-	cpuAfter := ReadCPUTimes()
-	out.cpuBusy = cpuBefore.BusyFraction(cpuAfter)
-	out.cpuStolen = cpuBefore.StealFraction(cpuAfter)
-	out.cpuSeconds = float64(cpuAfter.Busy-cpuBefore.Busy) / clockTicks
-	afterKV, afterPods, err := trailingWriteCounters(ctx, e, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return past
-	})
-	if err != nil {
-		return out, err
-	}
-	chain := scheduledChain
-	if phase == "Running" {
-		chain = runningChain
-	}
-	mu.Lock()
-	if phase == "Running" {
-		logMilestones(ctx, e, ns, first.Add(-2*time.Second), launchers, tls)
-	}
-	ds := make([]time.Duration, 0, len(reached))
-	for _, d := range reached {
-		ds = append(ds, d)
-	}
-	if len(failed) > 0 {
-		out.failure += fmt.Sprintf(" %d VMIs Failed (%s)", len(failed), failureReasons(ctx, e, ns, failed))
-	}
-	all := make([]*timeline, 0, len(tls))
-	out.vms = map[string]map[string]float64{}
-	for name, tl := range tls {
-		all = append(all, tl)
-		out.vms[name] = tl.offsets()
-	}
-	out.timelines, out.chain, out.durations = all, chain, ds
-	mu.Unlock()
-	out.summarize()
-	if !deleteEarly {
-		out.writes = Delta(beforeKV, afterKV)
-		out.writes["virtualmachines"] -= float64(n)
-		out.pods = afterPods - beforePods
-	}
-
-	// Clean up before the next measurement.
-	if err := vms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return out, err
-	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := vmis.List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil && len(l.Items) == 0, nil
-	})
-	if err != nil {
-		return out, fmt.Errorf("VMIs of %s still there 5 min after their VMs were deleted", ns)
-	}
-	return out, nil
 }
 
 // logMilestones adds the milestones found in the logs of the launcher pods (by VM name) and of

@@ -129,15 +129,7 @@ func (n *nvCLI) console(name string) *consoleSession {
 	return s
 }
 
-// text is the session's output since the last mark, without carriage returns and escapes.
-func (s *consoleSession) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	raw := s.out.Bytes()[s.mark:]
-	return ansi.ReplaceAllString(strings.ReplaceAll(string(raw), "\r", ""), "")
-}
-
-// all is the whole transcript of the session, cleaned like text.
+// all is the whole transcript of the session, without carriage returns and escapes.
 func (s *consoleSession) all() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -95,9 +95,7 @@ type kubeWrites struct {
 func (k *kubeWrites) reactor(a clienttesting.Action) (bool, runtime.Object, error) {
 	var obj runtime.Object
 	switch a := a.(type) {
-	case clienttesting.CreateAction:
-		obj = a.GetObject()
-	case clienttesting.UpdateAction:
+	case clienttesting.CreateAction: // an UpdateAction too: it has the same methods
 		obj = a.GetObject()
 	}
 	k.mu.Lock()

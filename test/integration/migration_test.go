@@ -162,7 +162,7 @@ func TestMigrationTargetLabelMirrored(t *testing.T) {
 	c := srv.Clientset(t)
 	ctx := context.Background()
 	vmis := c.KubevirtV1().VirtualMachineInstances(ns)
-	vmi := makeVMIOn(t, c, "vm1", "node-a", kubevirtv1.Running, false)
+	makeVMIOn(t, c, "vm1", "node-a", kubevirtv1.Running, false)
 	makeVMIOn(t, c, "bystander", "node-a", kubevirtv1.Running, false)
 
 	onTarget := func() []string {
@@ -191,7 +191,7 @@ func TestMigrationTargetLabelMirrored(t *testing.T) {
 		return out
 	}
 
-	vmi = write(func(st *kubevirtv1.VirtualMachineInstanceStatus) {
+	vmi := write(func(st *kubevirtv1.VirtualMachineInstanceStatus) {
 		st.MigrationState = &kubevirtv1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-a", TargetNode: "node-b",
 			TargetPod: "virt-launcher-vm1-abcde", Mode: kubevirtv1.MigrationPreCopy}
 	})

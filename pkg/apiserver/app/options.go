@@ -28,6 +28,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/authn"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/storage"
 	"github.com/nativevirt/nativevirt/pkg/uploadtoken"
 )
 
@@ -69,14 +70,14 @@ type Options struct {
 
 	etcd *embeddedetcd.Server
 	// inProcess builds the storage on the embedded member's in-process client (nil: dialled).
-	inProcess *apiserver.InProcessEtcd
+	inProcess *storage.InProcessEtcd
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPathPrefix,
-			apiserver.StorageCodec(apiserver.StorageVersions)),
+			storage.Codec(apiserver.Scheme, apiserver.StorageVersions)),
 		DataDir:                    defaultDataDir(),
 		EmbeddedEtcdDefragInterval: embeddedetcd.DefaultDefragInterval,
 	}
@@ -199,7 +200,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		cfg.Authentication.Authenticator = authn.WithVerifiedFrontProxies(cfg.Authentication.Authenticator, rh)
 	}
 	raw, revisions := o.storageBackend()
-	cfg.RESTOptionsGetter = apiserver.SharingWatchCaches(cfg.RESTOptionsGetter, o.watchCached, raw, revisions)
+	cfg.RESTOptionsGetter = storage.SharingWatchCaches(cfg.RESTOptionsGetter, apiserver.Scheme, o.watchCached, raw, revisions)
 	if o.Standalone {
 		cfg.Authentication.Authenticator = standaloneAuthenticator()
 		cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -219,12 +220,12 @@ func (o *Options) Config() (*apiserver.Config, error) {
 // storageBackend is how each resource reaches etcd: the embedded member through its in-process
 // client, whose keys' revisions also let consistent GETs be served from the watch caches;
 // external servers (--etcd-servers) as k8s.io/apiserver dials them.
-func (o *Options) storageBackend() (apiserver.RawStorageFunc, apiserver.KeyRevisionFunc) {
+func (o *Options) storageBackend() (storage.RawFunc, storage.KeyRevisionFunc) {
 	if o.etcd == nil {
-		return apiserver.DialedStorage, nil
+		return storage.Dialed, nil
 	}
 	if o.inProcess == nil {
-		o.inProcess = apiserver.NewInProcessEtcd(o.etcd.InProcessClient(), o.etcd.ClientURL(), o.Recommended.Etcd.StorageConfig.CompactionInterval)
+		o.inProcess = storage.NewInProcessEtcd(o.etcd.InProcessClient(), o.etcd.ClientURL(), o.Recommended.Etcd.StorageConfig.CompactionInterval)
 	}
 	return o.inProcess.Storage, o.inProcess.KeyRevision
 }

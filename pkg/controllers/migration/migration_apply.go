@@ -3,15 +3,14 @@ package migration
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/finalizer"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
@@ -61,17 +60,17 @@ func (c *Controller) apply(ctx context.Context, key string, in *input, p *plan) 
 	st := m.Status.DeepCopy()
 	setPhase(st, p.phase, in.now)
 	for _, cond := range p.setConditions {
-		if cond.Type == ConditionTargetPodUnschedulable && findCondition(st, cond.Type) == nil {
+		if cond.Type == ConditionTargetPodUnschedulable && conditions.Migration(st, cond.Type) == nil {
 			p.event(corev1.EventTypeWarning, EventTargetUnschedulable, "Migration target pod is currently unschedulable: "+cond.Message)
 		}
-		setCondition(st, cond, in.now)
+		conditions.SetMigration(st, cond, in.now)
 	}
 	for _, t := range p.dropConditions {
-		dropCondition(st, t)
+		conditions.DropMigration(st, t)
 	}
 	if p.phase == kubevirtv1.MigrationFailed && p.failReason != "" {
-		dropCondition(st, ConditionTargetPodUnschedulable)
-		setCondition(st, kubevirtv1.VirtualMachineInstanceMigrationCondition{Type: ConditionFailed, Status: corev1.ConditionTrue,
+		conditions.DropMigration(st, ConditionTargetPodUnschedulable)
+		conditions.SetMigration(st, kubevirtv1.VirtualMachineInstanceMigrationCondition{Type: ConditionFailed, Status: corev1.ConditionTrue,
 			Reason: p.failReason, Message: p.failMessage}, in.now)
 	}
 	if state != nil && (!apiequality.Semantic.DeepEqual(st, &m.Status) || isFinal(p.phase)) {
@@ -166,45 +165,4 @@ func (c *Controller) setFinalizer(ctx context.Context, m *kubevirtv1.VirtualMach
 		return nil, err
 	}
 	return c.api.patch(ctx, m.Namespace, m.Name, data)
-}
-
-func findCondition(st *kubevirtv1.VirtualMachineInstanceMigrationStatus, t kubevirtv1.VirtualMachineInstanceMigrationConditionType) *kubevirtv1.VirtualMachineInstanceMigrationCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == t {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// setCondition adds or replaces a condition; an unchanged status keeps its transition time (and
-// probe time), so that repeating an observation writes nothing.
-func setCondition(st *kubevirtv1.VirtualMachineInstanceMigrationStatus, c kubevirtv1.VirtualMachineInstanceMigrationCondition, now time.Time) {
-	if old := findCondition(st, c.Type); old != nil {
-		if old.Status == c.Status {
-			c.LastTransitionTime, c.LastProbeTime = old.LastTransitionTime, old.LastProbeTime
-		}
-		if c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
-		}
-		*old = c
-		return
-	}
-	if c.LastTransitionTime.IsZero() {
-		c.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
-	}
-	st.Conditions = append(st.Conditions, c)
-}
-
-func dropCondition(st *kubevirtv1.VirtualMachineInstanceMigrationStatus, t kubevirtv1.VirtualMachineInstanceMigrationConditionType) {
-	out := st.Conditions[:0]
-	for _, c := range st.Conditions {
-		if c.Type != t {
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	st.Conditions = out
 }

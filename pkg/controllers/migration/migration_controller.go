@@ -34,6 +34,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -178,25 +179,23 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, migInforme
 		event: recorder.Event,
 	}
 
-	if _, err := migInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.migrationChanged,
-		UpdateFunc: c.migrationUpdated,
-		DeleteFunc: c.migrationDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiChanged,
-		UpdateFunc: func(_, cur any) { c.vmiChanged(cur) },
-		DeleteFunc: c.vmiChanged,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.podChanged(nil, obj, false) },
-		UpdateFunc: func(old, cur any) { c.podChanged(old, cur, false) },
-		DeleteFunc: func(obj any) { c.podChanged(nil, obj, true) },
-	}); err != nil {
+	err := wiring.Register(
+		wiring.Handler{Informer: migInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.migrationChanged,
+			UpdateFunc: c.migrationUpdated,
+			DeleteFunc: c.migrationDeleted,
+		}},
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.vmiChanged,
+			UpdateFunc: func(_, cur any) { c.vmiChanged(cur) },
+			DeleteFunc: c.vmiChanged,
+		}},
+		wiring.Handler{Informer: podInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.podChanged(nil, obj, false) },
+			UpdateFunc: func(old, cur any) { c.podChanged(old, cur, false) },
+			DeleteFunc: func(obj any) { c.podChanged(nil, obj, true) },
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -207,18 +206,13 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
+// migrationChanged handles an add or an update of a migration (wiring.Changed).
+func (c *Controller) migrationChanged(obj any) {
+	wiring.Changed[*kubevirtv1.VirtualMachineInstanceMigration](c.queue, c.exp, obj)
+}
+
 // vmiKey is the expectations key of an instance (migrations use their own namespace/name).
 func vmiKey(namespace, name string) string { return "vmi:" + namespace + "/" + name }
-
-func (c *Controller) migrationChanged(obj any) {
-	m, ok := obj.(*kubevirtv1.VirtualMachineInstanceMigration)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(m).String()
-	c.exp.VersionObserved(key, m.ResourceVersion)
-	c.queue.Add(key)
-}
 
 func (c *Controller) migrationUpdated(old, cur any) {
 	c.migrationChanged(cur)
@@ -261,10 +255,7 @@ func (c *Controller) queueOfInstance(namespace, name string) {
 }
 
 func (c *Controller) vmiChanged(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
+	vmi, ok := wiring.Object[*kubevirtv1.VirtualMachineInstance](obj)
 	if !ok {
 		return
 	}
@@ -275,10 +266,7 @@ func (c *Controller) vmiChanged(obj any) {
 // podChanged follows launcher pods: a target pod's migration (found by its label) is queued and
 // its creation or deletion observed; any other launcher pod queues its instance's migrations.
 func (c *Controller) podChanged(old, obj any, deleted bool) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := wiring.Object[*corev1.Pod](obj)
 	if !ok {
 		return
 	}

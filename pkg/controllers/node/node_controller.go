@@ -27,6 +27,7 @@ import (
 	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
 // Name is the controller's name in logs and metrics.
@@ -88,24 +89,18 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, nodeInform
 		return err
 	}
 
-	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.queue.AddObject,
-		UpdateFunc: func(_, cur any) { c.queue.AddObject(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	// An instance landing on a node, or a launcher pod leaving one, may complete the picture of
-	// a dead node.
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueueNodeOfVMI(obj) },
-		UpdateFunc: func(_, cur any) { c.enqueueNodeOfVMI(cur) },
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: c.enqueueNodeOfPod,
-	}); err != nil {
+	err := wiring.Register(
+		wiring.Handler{Informer: nodeInformer.Informer(), Handler: wiring.Own(c.queue, c.queue.AddObject)},
+		// An instance landing on a node, or a launcher pod leaving one, may complete the picture
+		// of a dead node.
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.enqueueNodeOfVMI(obj) },
+			UpdateFunc: func(_, cur any) { c.enqueueNodeOfVMI(cur) },
+		}},
+		wiring.Handler{Informer: podInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			DeleteFunc: c.enqueueNodeOfPod,
+		}})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -123,10 +118,7 @@ func (c *Controller) enqueueNodeOfVMI(obj any) {
 }
 
 func (c *Controller) enqueueNodeOfPod(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+	if pod, ok := wiring.Object[*corev1.Pod](obj); ok && pod.Spec.NodeName != "" {
 		c.queue.Add(pod.Spec.NodeName)
 	}
 }

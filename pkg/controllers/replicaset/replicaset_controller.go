@@ -26,6 +26,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
 // Name is the controller's name in logs, events and metrics.
@@ -43,6 +44,8 @@ type Controller struct {
 	// updateStatus writes the status and returns the new resourceVersion.
 	updateStatus func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error)
 	now          func() time.Time
+	// vmiEvents follow the instances: their replica set is queued, an orphan's matching ones.
+	vmiEvents cache.ResourceEventHandlerFuncs
 }
 
 // New wires the controller to its informers; Run starts it.
@@ -56,6 +59,11 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 		now:          time.Now,
 	}
 	c.queue = loop.New(Name, c.sync)
+	c.vmiEvents = wiring.Children(c.queue, c.expectations, ownerKey, func(vmi *kubevirtv1.VirtualMachineInstance) {
+		if metav1.GetControllerOfNoCopy(vmi) == nil {
+			c.enqueueMatching(vmi)
+		}
+	})
 	c.ownership = ownershipAPI{
 		patch: func(ctx context.Context, namespace, name string, data []byte) (*kubevirtv1.VirtualMachineInstance, error) {
 			return client.KubevirtV1().VirtualMachineInstances(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
@@ -77,26 +85,13 @@ func New(client versioned.Interface, rsInformer informers.VirtualMachineInstance
 		},
 		exp: c.expectations,
 	}
-	c.updateStatus = func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (string, error) {
-		updated, err := client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
-		if err != nil {
-			return "", err
-		}
-		return updated.ResourceVersion, nil
-	}
-
-	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.rsChanged,
-		UpdateFunc: func(_, cur any) { c.rsChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiAdded,
-		UpdateFunc: c.vmiUpdated,
-		DeleteFunc: c.vmiDeleted,
-	}); err != nil {
+	c.updateStatus = wiring.ResourceVersionOf(func(ctx context.Context, rs *kubevirtv1.VirtualMachineInstanceReplicaSet) (*kubevirtv1.VirtualMachineInstanceReplicaSet, error) {
+		return client.KubevirtV1().VirtualMachineInstanceReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+	})
+	err := wiring.Register(
+		wiring.Handler{Informer: rsInformer.Informer(), Handler: wiring.Own(c.queue, c.rsChanged)},
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: c.vmiEvents})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -107,16 +102,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// rsChanged notes the version the cache now holds (our own status writes wait for it) and
-// queues the replica set.
+// rsChanged handles an add or an update of a replica set (wiring.Changed).
 func (c *Controller) rsChanged(obj any) {
-	rs, ok := obj.(*kubevirtv1.VirtualMachineInstanceReplicaSet)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(rs).String()
-	c.expectations.VersionObserved(key, rs.ResourceVersion)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachineInstanceReplicaSet](c.queue, c.expectations, obj)
 }
 
 // ownerKey is the key of the replica set controlling vmi, or "".
@@ -142,56 +130,6 @@ func (c *Controller) enqueueMatching(vmi *kubevirtv1.VirtualMachineInstance) {
 		if sel.Matches(labels.Set(vmi.Labels)) {
 			c.queue.AddObject(rs)
 		}
-	}
-}
-
-func (c *Controller) vmiAdded(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	if key := ownerKey(vmi); key != "" {
-		c.expectations.CreationObserved(key)
-		c.queue.Add(key)
-		return
-	}
-	if metav1.GetControllerOfNoCopy(vmi) == nil {
-		c.enqueueMatching(vmi)
-	}
-}
-
-func (c *Controller) vmiUpdated(old, cur any) {
-	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
-	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 {
-		return
-	}
-	if oldKey := ownerKey(oldVMI); oldKey != "" && oldKey != ownerKey(vmi) {
-		c.queue.Add(oldKey)
-	}
-	if key := ownerKey(vmi); key != "" {
-		if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
-			c.expectations.DeletionObserved(key, vmi.UID)
-		}
-		c.queue.Add(key)
-		return
-	}
-	if metav1.GetControllerOfNoCopy(vmi) == nil {
-		c.enqueueMatching(vmi)
-	}
-}
-
-func (c *Controller) vmiDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	if key := ownerKey(vmi); key != "" {
-		c.expectations.DeletionObserved(key, vmi.UID)
-		c.queue.Add(key)
 	}
 }
 

@@ -298,7 +298,7 @@ func (f *fixture) observe() []*kubevirtv1.VirtualMachineInstance {
 		v := &list.Items[i]
 		if _, exists, _ := f.vmi.Get(v); !exists {
 			_ = f.vmi.Add(v)
-			f.c.vmiAdded(v)
+			f.c.vmiEvents.OnAdd(v, false)
 		}
 		out = append(out, v)
 	}
@@ -434,7 +434,7 @@ func TestEnqueueMatching(t *testing.T) {
 		r.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
 	})
 	_ = f.rsStore.Add(other)
-	f.c.vmiAdded(newVMI("x", orphan()))
+	f.c.vmiEvents.OnAdd(newVMI("x", orphan()), false)
 	if n := f.c.queue.Len(); n != 1 {
 		t.Errorf("queued %d replica sets for an orphan matching one", n)
 	}

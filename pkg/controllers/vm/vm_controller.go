@@ -27,6 +27,7 @@ import (
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
 // Name is the controller's name in logs, events and metrics.
@@ -45,6 +46,8 @@ type Controller struct {
 	// updateStatus writes the VM status and returns the new resourceVersion.
 	updateStatus func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error)
 	now          func() time.Time
+	// vmiEvents follow the instances: each queues its VM.
+	vmiEvents cache.ResourceEventHandlerFuncs
 }
 
 // New wires the controller to its informers; Run starts it.
@@ -58,6 +61,11 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 		now:          time.Now,
 	}
 	c.queue = loop.New(Name, c.sync)
+	// An instance always has the name of its VM, so the VM's key is the instance's key; that
+	// also reaches a VM re-created after an orphaning delete, which adopts the instance.
+	c.vmiEvents = wiring.Children(c.queue, c.expectations, func(vmi *kubevirtv1.VirtualMachineInstance) string {
+		return cache.MetaObjectToName(vmi).String()
+	}, nil)
 	c.instancetypes = newInstancetypeAPI(kube, client)
 	c.instances = instanceAPI{
 		create: func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error) {
@@ -78,26 +86,13 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 		},
 		expand: c.instancetypes.expand,
 	}
-	c.updateStatus = func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (string, error) {
-		updated, err := client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
-		if err != nil {
-			return "", err
-		}
-		return updated.ResourceVersion, nil
-	}
-
-	if _, err := vmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmChanged,
-		UpdateFunc: func(_, cur any) { c.vmChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiAdded,
-		UpdateFunc: c.vmiUpdated,
-		DeleteFunc: c.vmiDeleted,
-	}); err != nil {
+	c.updateStatus = wiring.ResourceVersionOf(func(ctx context.Context, vm *kubevirtv1.VirtualMachine) (*kubevirtv1.VirtualMachine, error) {
+		return client.KubevirtV1().VirtualMachines(vm.Namespace).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+	})
+	err := wiring.Register(
+		wiring.Handler{Informer: vmInformer.Informer(), Handler: wiring.Own(c.queue, c.vmChanged)},
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: c.vmiEvents})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -108,55 +103,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// vmChanged notes the version the cache now holds (our own status writes wait for it) and
-// queues the VM.
+// vmChanged handles an add or an update of a VM (wiring.Changed).
 func (c *Controller) vmChanged(obj any) {
-	vm, ok := obj.(*kubevirtv1.VirtualMachine)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vm).String()
-	c.expectations.VersionObserved(key, vm.ResourceVersion)
-	c.queue.Add(key)
-}
-
-// An instance always has the name of its VM, so the VM's key is the instance's key; that also
-// reaches a VM re-created after an orphaning delete, which adopts the instance.
-
-func (c *Controller) vmiAdded(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.CreationObserved(key)
-	c.queue.Add(key)
-}
-
-func (c *Controller) vmiUpdated(old, cur any) {
-	oldVMI, ok1 := old.(*kubevirtv1.VirtualMachineInstance)
-	vmi, ok2 := cur.(*kubevirtv1.VirtualMachineInstance)
-	if !ok1 || !ok2 {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	if vmi.DeletionTimestamp != nil && oldVMI.DeletionTimestamp == nil {
-		c.expectations.DeletionObserved(key, vmi.UID)
-	}
-	c.queue.Add(key)
-}
-
-func (c *Controller) vmiDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.DeletionObserved(key, vmi.UID)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachine](c.queue, c.expectations, obj)
 }
 
 // sync reconciles one VM: claim its instance, advance the start failure record, decide, act,

@@ -106,7 +106,7 @@ func deleteFromCache(f *fixture, vmi *kubevirtv1.VirtualMachineInstance) error {
 	if err := f.vmiStore.Delete(vmi); err != nil {
 		return err
 	}
-	f.c.vmiDeleted(vmi)
+	f.c.vmiEvents.OnDelete(vmi)
 	return nil
 }
 
@@ -147,7 +147,7 @@ func TestSyncStartCostsTwoWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = f.vmis(vmi)
-	f.c.vmiAdded(vmi)
+	f.c.vmiEvents.OnAdd(vmi, false)
 	for _, phase := range []kubevirtv1.VirtualMachineInstancePhase{"", kubevirtv1.Scheduling, kubevirtv1.Scheduled} {
 		v := vmi.DeepCopy()
 		v.Status.Phase = phase
@@ -177,7 +177,7 @@ func TestSyncStopAndFencing(t *testing.T) {
 	terminating := vmi.DeepCopy()
 	terminating.DeletionTimestamp = &metaNow
 	_ = f.vmis(terminating)
-	f.c.vmiUpdated(vmi, withRV(terminating, "21"))
+	f.c.vmiEvents.OnUpdate(vmi, withRV(terminating, "21"))
 	for _, w := range f.sync() {
 		if w == "create virtualmachineinstances" {
 			t.Fatal("created an instance while the old one terminates")

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
 )
 
@@ -124,7 +125,7 @@ func computeStatus(in statusInput) kubevirtv1.VirtualMachineStatus {
 
 	conds := []kubevirtv1.VirtualMachineCondition{readyCondition(vmi)}
 	if vmi != nil && !vmis.IsTerminating(vmi) {
-		if c := vmis.Condition(vmi, kubevirtv1.VirtualMachineInstancePaused); c != nil && c.Status == corev1.ConditionTrue {
+		if c := conditions.VMI(&vmi.Status, kubevirtv1.VirtualMachineInstancePaused); c != nil && c.Status == corev1.ConditionTrue {
 			conds = append(conds, kubevirtv1.VirtualMachineCondition{Type: kubevirtv1.VirtualMachinePaused,
 				Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message})
 		}
@@ -164,7 +165,7 @@ func printableStatus(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachi
 		}
 		return kubevirtv1.VirtualMachineStatusStopped
 	case kubevirtv1.VmPhaseUnset, kubevirtv1.Pending, kubevirtv1.Scheduling, kubevirtv1.Scheduled:
-		if c := vmis.Condition(vmi, kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)); c != nil &&
+		if c := conditions.VMI(&vmi.Status, kubevirtv1.VirtualMachineInstanceConditionType(corev1.PodScheduled)); c != nil &&
 			c.Status == corev1.ConditionFalse && c.Reason == unschedulableReason {
 			return kubevirtv1.VirtualMachineStatusUnschedulable
 		}
@@ -192,7 +193,7 @@ func readyCondition(vmi *kubevirtv1.VirtualMachineInstance) kubevirtv1.VirtualMa
 	case vmis.IsTerminating(vmi):
 		c.Reason, c.Message = reasonVMITerminating, "VMI is being deleted"
 	case vmi.Status.Phase == kubevirtv1.Running:
-		if ic := vmis.Condition(vmi, kubevirtv1.VirtualMachineInstanceReady); ic != nil {
+		if ic := conditions.VMI(&vmi.Status, kubevirtv1.VirtualMachineInstanceReady); ic != nil {
 			c.Status, c.Reason, c.Message = ic.Status, ic.Reason, ic.Message
 		} else {
 			c.Reason, c.Message = reasonVMINotReady, "VMI is not ready"

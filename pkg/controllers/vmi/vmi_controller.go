@@ -33,10 +33,12 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/vmis"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -58,6 +60,8 @@ type Controller struct {
 	// schedulingGrace below (keys are removed once the instance leaves Pending).
 	podCreatedMu sync.Mutex
 	podCreated   map[string]time.Time
+	// podEvents follow the launcher pods: each queues its instance.
+	podEvents cache.ResourceEventHandlerFuncs
 }
 
 // schedulingGrace is how long a freshly created pod may stay unbound before the instance is
@@ -82,6 +86,7 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		podCreated:   map[string]time.Time{},
 	}
 	c.queue = loop.New(Name, c.sync)
+	c.podEvents = wiring.Children(c.queue, c.expectations, ownerKey, nil)
 	c.pods = podAPI{
 		create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 			return kubeClient.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -103,18 +108,10 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		return client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, vmi, metav1.UpdateOptions{})
 	}
 
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.vmiChanged,
-		UpdateFunc: func(_, cur any) { c.vmiChanged(cur) },
-		DeleteFunc: c.queue.AddObject,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.podAdded,
-		UpdateFunc: c.podUpdated,
-		DeleteFunc: c.podDeleted,
-	}); err != nil {
+	err := wiring.Register(
+		wiring.Handler{Informer: vmiInformer.Informer(), Handler: wiring.Own(c.queue, c.vmiChanged)},
+		wiring.Handler{Informer: podInformer.Informer(), Handler: c.podEvents})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -125,16 +122,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
 }
 
-// vmiChanged notes the version the cache now holds (our own writes wait for it) and queues the
-// instance.
+// vmiChanged handles an add or an update of an instance (wiring.Changed).
 func (c *Controller) vmiChanged(obj any) {
-	vmi, ok := obj.(*kubevirtv1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	key := cache.MetaObjectToName(vmi).String()
-	c.expectations.VersionObserved(key, vmi.ResourceVersion)
-	c.queue.Add(key)
+	wiring.Changed[*kubevirtv1.VirtualMachineInstance](c.queue, c.expectations, obj)
 }
 
 // ownerKey is the key of the instance controlling pod, or "".
@@ -144,45 +134,6 @@ func ownerKey(pod *corev1.Pod) string {
 		return ""
 	}
 	return pod.Namespace + "/" + ref.Name
-}
-
-func (c *Controller) podAdded(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		c.expectations.CreationObserved(key)
-		c.queue.Add(key)
-	}
-}
-
-func (c *Controller) podUpdated(old, cur any) {
-	oldPod, ok1 := old.(*corev1.Pod)
-	pod, ok2 := cur.(*corev1.Pod)
-	if !ok1 || !ok2 {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		if pod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
-			c.expectations.DeletionObserved(key, pod.UID)
-		}
-		c.queue.Add(key)
-	}
-}
-
-func (c *Controller) podDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	if key := ownerKey(pod); key != "" {
-		c.expectations.DeletionObserved(key, pod.UID)
-		c.queue.Add(key)
-	}
 }
 
 // sync reconciles one instance: finalize it when deleted, else make sure it has its pod and
@@ -296,7 +247,7 @@ func (c *Controller) schedulingWait(key string, old, updated *kubevirtv1.Virtual
 	if updated.Phase != kubevirtv1.Scheduling || (old.Phase != kubevirtv1.Pending && old.Phase != kubevirtv1.VmPhaseUnset) {
 		return 0
 	}
-	if cond := findCondition(updated, podScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
+	if cond := conditions.VMI(updated, podScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
 		return 0 // the scheduler already said why it cannot place the pod: report it at once
 	}
 	c.podCreatedMu.Lock()

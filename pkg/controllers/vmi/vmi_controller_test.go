@@ -146,7 +146,7 @@ func TestSyncStartWrites(t *testing.T) {
 	}
 	pod := pods[0].DeepCopy()
 	_ = f.podStore.Add(pod)
-	f.c.podAdded(pod)
+	f.c.podEvents.OnAdd(pod, false)
 	if got := f.sync(); len(got) != 0 {
 		t.Errorf("sync with the unbound pod observed inside the grace wrote %v", got)
 	}
@@ -189,7 +189,7 @@ func TestSyncSchedulingAfterGrace(t *testing.T) {
 	f.sync()
 	pod := f.pods()[0].DeepCopy()
 	_ = f.podStore.Add(pod)
-	f.c.podAdded(pod)
+	f.c.podEvents.OnAdd(pod, false)
 	if got := f.sync(); len(got) != 0 {
 		t.Fatalf("inside the grace: writes %v", got)
 	}
@@ -207,7 +207,7 @@ func TestSyncSchedulingAfterGrace(t *testing.T) {
 	pod = g.pods()[0].DeepCopy()
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
 	_ = g.podStore.Add(pod)
-	g.c.podAdded(pod)
+	g.c.podEvents.OnAdd(pod, false)
 	if diff := cmp.Diff([]string{"update virtualmachineinstances/status"}, g.sync()); diff != "" {
 		t.Fatalf("unschedulable pod inside the grace (-want +got):\n%s", diff)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 )
 
@@ -87,16 +88,6 @@ func currentPod(vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod) *cor
 	return best
 }
 
-// podCondition returns the pod's condition of type t, or nil.
-func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == t {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // nextPhase is the phase state machine for the part this controller owns:
 // Pending → Scheduling (pod exists) → Scheduled (pod bound to a node), and Failed when the pod
 // fails, is deleted or disappears, or one of its copies fails, before the node agent reported
@@ -142,8 +133,8 @@ func computeStatus(vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod, n
 	if pod == nil {
 		return st
 	}
-	if c := podCondition(pod, corev1.PodScheduled); c != nil {
-		setCondition(&st, kubevirtv1.VirtualMachineInstanceCondition{Type: podScheduled, Status: c.Status,
+	if c := conditions.Pod(pod, corev1.PodScheduled); c != nil {
+		conditions.SetVMI(&st, kubevirtv1.VirtualMachineInstanceCondition{Type: podScheduled, Status: c.Status,
 			Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime})
 	}
 	active := map[types.UID]string{}
@@ -168,16 +159,6 @@ func computeStatus(vmi *kubevirtv1.VirtualMachineInstance, pods []*corev1.Pod, n
 	return st
 }
 
-func setCondition(st *kubevirtv1.VirtualMachineInstanceStatus, c kubevirtv1.VirtualMachineInstanceCondition) {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == c.Type {
-			st.Conditions[i] = c
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, c)
-}
-
 // writeWorthy reports whether updated differs from old in something a reader waits for: the
 // phase, its reason, the node, news about scheduling (a pod that cannot be scheduled, or that
 // now can after it could not), or, while the guest runs, the set of its pods (migrations). activePods, a PodScheduled=True that nobody waited for,
@@ -193,7 +174,7 @@ func writeWorthy(old, updated *kubevirtv1.VirtualMachineInstanceStatus) bool {
 		// one pod of a guest that stops ends unreported: the node agent writes the final phase.)
 		return true
 	}
-	oc, nc := findCondition(old, podScheduled), findCondition(updated, podScheduled)
+	oc, nc := conditions.VMI(old, podScheduled), conditions.VMI(updated, podScheduled)
 	switch {
 	case nc == nil:
 		return false
@@ -202,15 +183,6 @@ func writeWorthy(old, updated *kubevirtv1.VirtualMachineInstanceStatus) bool {
 	default:
 		return oc == nil || oc.Status != nc.Status || oc.Reason != nc.Reason || oc.Message != nc.Message
 	}
-}
-
-func findCondition(st *kubevirtv1.VirtualMachineInstanceStatus, t kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == t {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // statusEqual reports whether two statuses are the same (no write at all).

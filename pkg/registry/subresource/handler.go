@@ -53,7 +53,8 @@ func (c *ConnectREST) New() runtime.Object { return c.newFunc() }
 // Destroy is a no-op: the parent resource's store owns the storage.
 func (c *ConnectREST) Destroy() {}
 
-// NewConnectOptions: options are read from the request body and query by the handler itself.
+// NewConnectOptions returns no options type: the handler reads options from the request body
+// and query itself.
 func (c *ConnectREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
 
 // ConnectMethods lists the HTTP methods of the action.

@@ -45,7 +45,7 @@ func (*REST) New() runtime.Object { return &v1beta1.UploadTokenRequest{} }
 // Destroy releases nothing: nothing is stored.
 func (*REST) Destroy() {}
 
-// NamespaceScoped: a token is for a claim of the request's namespace.
+// NamespaceScoped is true: a token is for a claim of the request's namespace.
 func (*REST) NamespaceScoped() bool { return true }
 
 // GetSingularName is the singular resource name discovery shows.

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -84,7 +83,8 @@ func run(dir, name string, args ...string) error {
 
 // goTool is the go command of the toolchain running the tests.
 func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+	// go test puts the running toolchain's bin directory first in the test's PATH.
+	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
 	return "go"

@@ -223,14 +223,14 @@ func updateVMI(t *testing.T, kv *kvfake.Clientset, fn func(*kubevirtv1.VirtualMa
 
 // migrationWorld is the fake API shared by the nodes, the node CA and the built launcher.
 type migrationWorld struct {
-	t                *testing.T
-	launcher, disk   string
-	kv               *kvfake.Clientset
-	kube             *kubefake.Clientset
-	ca               *streamstest.CA
-	src              *migrationNode
-	bandwidthMiB     uint64
-	nextNode, podSeq int
+	t              *testing.T
+	launcher, disk string
+	kv             *kvfake.Clientset
+	kube           *kubefake.Clientset
+	ca             *streamstest.CA
+	src            *migrationNode
+	bandwidthMiB   uint64
+	nextNode       int
 }
 
 // newMigrationWorld builds the launcher, starts the source pod and agent, and waits until the

@@ -78,7 +78,7 @@ type DataSourceCondition struct {
 // DataSourceConditionType is the type of a DataSource condition.
 type DataSourceConditionType string
 
-// DataSourceReady: the DataSource's source exists and can be used.
+// DataSourceReady says the DataSource's source exists and can be used.
 const DataSourceReady DataSourceConditionType = "Ready"
 
 // ConditionState is the state of a condition.

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
 )
 
 // IsFinal reports whether the instance is done for good (Succeeded or Failed).
@@ -23,19 +24,9 @@ func IsActive(vmi *kubevirtv1.VirtualMachineInstance) bool {
 	return !IsFinal(vmi) && !IsTerminating(vmi)
 }
 
-// Condition returns the condition of type t, or nil.
-func Condition(vmi *kubevirtv1.VirtualMachineInstance, t kubevirtv1.VirtualMachineInstanceConditionType) *kubevirtv1.VirtualMachineInstanceCondition {
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // HasCondition reports whether the condition t has status s.
 func HasCondition(vmi *kubevirtv1.VirtualMachineInstance, t kubevirtv1.VirtualMachineInstanceConditionType, s corev1.ConditionStatus) bool {
-	c := Condition(vmi, t)
+	c := conditions.VMI(&vmi.Status, t)
 	return c != nil && c.Status == s
 }
 

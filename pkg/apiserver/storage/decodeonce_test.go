@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"bytes"
@@ -13,9 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 )
 
 // countingCodec counts the decodes that reach the codec it wraps.
@@ -36,14 +37,14 @@ type decodeOnceFixture struct {
 }
 
 func newDecodeOnceFixture(size int) decodeOnceFixture {
-	inner := &countingCodec{Codec: decodingCodec(kubevirtv1.SchemeGroupVersion)}
+	inner := &countingCodec{Codec: decodingCodec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)}
 	return decodeOnceFixture{codec: decodedOnce{Codec: inner, memo: newWriteMemo(size)}, inner: inner}
 }
 
 // write encodes the stored VM named name as the etcd store does for a write.
 func (f decodeOnceFixture) write(t *testing.T, name string) []byte {
 	t.Helper()
-	obj, err := runtime.Decode(Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion),
+	obj, err := runtime.Decode(apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion),
 		[]byte(strings.Replace(storedVM, `"name":"vm1"`, `"name":"`+name+`"`, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func (f decodeOnceFixture) watched(t *testing.T, data []byte) *kubevirtv1.Virtua
 // plainDecodes are what the read back and the watch event decode when every decode parses.
 func plainDecodes(t *testing.T, data []byte) (readBack, watched *kubevirtv1.VirtualMachine) {
 	t.Helper()
-	plain := decodeOnceFixture{codec: decodingCodec(kubevirtv1.SchemeGroupVersion)}
+	plain := decodeOnceFixture{codec: decodingCodec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)}
 	return plain.readBack(t, data), plain.watched(t, data)
 }
 
@@ -175,13 +176,13 @@ func TestDecodeOnceComparesBytes(t *testing.T) {
 func TestWritesAreParsedOnceThroughEtcdAndTheWatchCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	inner := &countingCodec{Codec: decodingCodec(kubevirtv1.SchemeGroupVersion)}
+	inner := &countingCodec{Codec: decodingCodec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)}
 	s := sharingVMStorageWith(ctx, t, decodedOnce{Codec: inner, memo: newWriteMemo(writeMemoSize)})
 	// Served by the watch cache once it is ready: its events are the cache's objects.
 	var w watch.Interface
 	for {
 		var err error
-		if w, err = s.Watch(ctx, prefix, storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything, Recursive: true}); err == nil {
+		if w, err = s.Watch(ctx, prefix, apistorage.ListOptions{ResourceVersion: "0", Predicate: apistorage.Everything, Recursive: true}); err == nil {
 			break
 		}
 		select {

@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // inProcessVMStorage is the VMs' storage (no watch cache) on a fresh embedded etcd reached
 // in-process, compacted every compaction (0: never); everything ends with the test.
-func inProcessVMStorage(t *testing.T, compaction time.Duration) storage.Interface {
+func inProcessVMStorage(t *testing.T, compaction time.Duration) apistorage.Interface {
 	t.Helper()
 	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
 	if err != nil {
@@ -26,7 +27,7 @@ func inProcessVMStorage(t *testing.T, compaction time.Duration) storage.Interfac
 	t.Cleanup(etcd.Stop)
 	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), compaction)
 	t.Cleanup(backend.Stop)
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion))
 	s, destroy, err := backend.Storage(cfg.ForResource(kubevirtv1.Resource("virtualmachines")),
 		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} }, prefix)
@@ -48,14 +49,14 @@ func TestInProcessStorageReadsWritesAndWatches(t *testing.T) {
 	if err := s.Create(ctx, key, shapedVM("vm-a", "1Gi"), &created, 0); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, prefix, storage.ListOptions{ResourceVersion: created.ResourceVersion, Recursive: true, Predicate: storage.Everything})
+	w, err := s.Watch(ctx, prefix, apistorage.ListOptions{ResourceVersion: created.ResourceVersion, Recursive: true, Predicate: apistorage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 
 	var updated kubevirtv1.VirtualMachine
-	err = s.GuaranteedUpdate(ctx, key, &updated, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	err = s.GuaranteedUpdate(ctx, key, &updated, false, nil, func(in runtime.Object, _ apistorage.ResponseMeta) (runtime.Object, *uint64, error) {
 		vm := in.(*kubevirtv1.VirtualMachine).DeepCopy()
 		vm.Labels = map[string]string{"app": "demo"}
 		return vm, nil, nil
@@ -64,23 +65,23 @@ func TestInProcessStorageReadsWritesAndWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+	if err := s.Get(ctx, key, apistorage.GetOptions{}, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.ResourceVersion != updated.ResourceVersion || got.Labels["app"] != "demo" {
 		t.Errorf("got version %s labels %v, want version %s with the update's label", got.ResourceVersion, got.Labels, updated.ResourceVersion)
 	}
 	var list kubevirtv1.VirtualMachineList
-	if err := s.GetList(ctx, prefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &list); err != nil {
+	if err := s.GetList(ctx, prefix, apistorage.ListOptions{Recursive: true, Predicate: apistorage.Everything}, &list); err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) != 1 || list.Items[0].Name != "vm-a" {
 		t.Errorf("list holds %d VMs, want vm-a alone", len(list.Items))
 	}
-	if err := s.Delete(ctx, key, &kubevirtv1.VirtualMachine{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{}); err != nil {
+	if err := s.Delete(ctx, key, &kubevirtv1.VirtualMachine{}, nil, apistorage.ValidateAllObjectFunc, nil, apistorage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); !storage.IsNotFound(err) {
+	if err := s.Get(ctx, key, apistorage.GetOptions{}, &got); !apistorage.IsNotFound(err) {
 		t.Errorf("get after delete: %v, want not found", err)
 	}
 
@@ -111,7 +112,7 @@ func TestInProcessStorageCompacts(t *testing.T) {
 	// the first object's revision is history.
 	for i := 0; ; i++ {
 		if i > 0 {
-			if err := s.Delete(ctx, prefix+"ns/vm-b", &kubevirtv1.VirtualMachine{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{}); err != nil {
+			if err := s.Delete(ctx, prefix+"ns/vm-b", &kubevirtv1.VirtualMachine{}, nil, apistorage.ValidateAllObjectFunc, nil, apistorage.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -119,8 +120,8 @@ func TestInProcessStorageCompacts(t *testing.T) {
 			t.Fatal(err)
 		}
 		var list kubevirtv1.VirtualMachineList
-		err := s.GetList(ctx, prefix, storage.ListOptions{
-			ResourceVersion: first.ResourceVersion, ResourceVersionMatch: "Exact", Recursive: true, Predicate: storage.Everything,
+		err := s.GetList(ctx, prefix, apistorage.ListOptions{
+			ResourceVersion: first.ResourceVersion, ResourceVersionMatch: "Exact", Recursive: true, Predicate: apistorage.Everything,
 		}, &list)
 		if apierrors.IsResourceExpired(err) {
 			return // compacted

@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -9,18 +9,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // cachedGetsFixture is the VMs' storage with the sharing watch cache on a fresh embedded etcd,
 // and what the tests need to look behind it.
 type cachedGetsFixture struct {
-	cached  storage.Interface // the cache delegator
+	cached  apistorage.Interface // the cache delegator
 	backend *InProcessEtcd
 	config  *storagebackend.ConfigForResource
 	// etcdGets counts the consistent GETs that reached etcd's storage, storageGets every GET that
@@ -37,10 +38,10 @@ func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 	t.Cleanup(etcd.Stop)
 	f := cachedGetsFixture{backend: NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0), etcdGets: &atomic.Int32{}, storageGets: &atomic.Int32{}}
 	t.Cleanup(f.backend.Stop)
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(StorageVersions))
-	cfg.EncodeVersioner = StorageVersions
+	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, apiserver.StorageVersions))
+	cfg.EncodeVersioner = apiserver.StorageVersions
 	f.config = cfg.ForResource(kubevirtv1.Resource("virtualmachines"))
-	counting := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
+	counting := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (apistorage.Interface, factory.DestroyFunc, error) {
 		s, destroy, err := f.backend.Storage(config, newFunc, newListFunc, resourcePrefix)
 		return countingGets{s, f.etcdGets, f.storageGets}, destroy, err
 	}
@@ -50,15 +51,15 @@ func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 }
 
 // served is the storage as the registry sees it, with revision as the keys' revisions.
-func (f cachedGetsFixture) served(t *testing.T, revision KeyRevisionFunc) storage.Interface {
+func (f cachedGetsFixture) served(t *testing.T, revision KeyRevisionFunc) apistorage.Interface {
 	t.Helper()
 	return f.servedFrom(t, f.cached, revision)
 }
 
 // servedFrom is served with cached in place of the fixture's cache delegator.
-func (f cachedGetsFixture) servedFrom(t *testing.T, cached storage.Interface, revision KeyRevisionFunc) storage.Interface {
+func (f cachedGetsFixture) servedFrom(t *testing.T, cached apistorage.Interface, revision KeyRevisionFunc) apistorage.Interface {
 	t.Helper()
-	s, err := newCurrentFromCache(cached, f.config, func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
+	s, err := newCurrentFromCache(cached, apiserver.Scheme, f.config, func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func(ctx context.Context, key string) (int64, error) { return revision(ctx, f.config, prefix, key) })
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func (f cachedGetsFixture) servedFrom(t *testing.T, cached storage.Interface, re
 }
 
 // createCached creates a VM at key through s and waits until the watch cache holds it.
-func (f cachedGetsFixture) createCached(ctx context.Context, t *testing.T, s storage.Interface, key string) kubevirtv1.VirtualMachine {
+func (f cachedGetsFixture) createCached(ctx context.Context, t *testing.T, s apistorage.Interface, key string) kubevirtv1.VirtualMachine {
 	t.Helper()
 	var created kubevirtv1.VirtualMachine
 	if err := s.Create(ctx, key, shapedVM("vm-a", "1Gi"), &created, 0); err != nil {
@@ -84,7 +85,7 @@ func (f cachedGetsFixture) waitCached(ctx context.Context, t *testing.T, key, rv
 	for {
 		var vm kubevirtv1.VirtualMachine
 		before := f.storageGets.Load()
-		err := f.cached.Get(ctx, key, storage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, &vm)
+		err := f.cached.Get(ctx, key, apistorage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, &vm)
 		if err == nil && vm.ResourceVersion == rv && f.storageGets.Load() == before {
 			return
 		}
@@ -98,10 +99,10 @@ func (f cachedGetsFixture) waitCached(ctx context.Context, t *testing.T, key, rv
 
 // consistentGet GETs key through s without a resourceVersion; it returns the VM and how many
 // consistent GETs, and GETs of any kind, reached etcd's storage meanwhile.
-func (f cachedGetsFixture) consistentGet(ctx context.Context, t *testing.T, s storage.Interface, key string) (got kubevirtv1.VirtualMachine, consistent, all int32) {
+func (f cachedGetsFixture) consistentGet(ctx context.Context, t *testing.T, s apistorage.Interface, key string) (got kubevirtv1.VirtualMachine, consistent, all int32) {
 	t.Helper()
 	consistent, all = f.etcdGets.Load(), f.storageGets.Load()
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+	if err := s.Get(ctx, key, apistorage.GetOptions{}, &got); err != nil {
 		t.Fatal(err)
 	}
 	return got, f.etcdGets.Load() - consistent, f.storageGets.Load() - all
@@ -109,11 +110,11 @@ func (f cachedGetsFixture) consistentGet(ctx context.Context, t *testing.T, s st
 
 // countingGets counts the GETs it serves: consistent ones in consistent, all in all.
 type countingGets struct {
-	storage.Interface
+	apistorage.Interface
 	consistent, all *atomic.Int32
 }
 
-func (c countingGets) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+func (c countingGets) Get(ctx context.Context, key string, opts apistorage.GetOptions, out runtime.Object) error {
 	c.all.Add(1)
 	if opts.ResourceVersion == "" {
 		c.consistent.Add(1)
@@ -164,7 +165,7 @@ func TestConsistentGetServedFromCurrentCache(t *testing.T) {
 	got.Labels = map[string]string{"changed": "by the caller"}
 	got.Spec.Template.Spec.NodeSelector["kubernetes.io/os"] = "changed"
 	var again kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, key, storage.GetOptions{}, &again); err != nil {
+	if err := s.Get(ctx, key, apistorage.GetOptions{}, &again); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(created, again); diff != "" {
@@ -194,7 +195,7 @@ func TestConsistentGetReadsEtcdWhenCacheIsBehind(t *testing.T) {
 	}
 	// A VM the cache does not hold yet: etcd answers, also "not found".
 	s := f.served(t, f.backend.KeyRevision)
-	if err := s.Get(ctx, prefix+"ns/vm-b", storage.GetOptions{}, &got); !storage.IsNotFound(err) {
+	if err := s.Get(ctx, prefix+"ns/vm-b", apistorage.GetOptions{}, &got); !apistorage.IsNotFound(err) {
 		t.Errorf("GET of a missing VM: %v, want not found", err)
 	}
 	if n := f.etcdGets.Load() - before; n != 2 {
@@ -203,9 +204,9 @@ func TestConsistentGetReadsEtcdWhenCacheIsBehind(t *testing.T) {
 }
 
 // notReady is a cache delegator that reports its cache as not ready.
-type notReady struct{ storage.Interface }
+type notReady struct{ apistorage.Interface }
 
-func (notReady) ReadinessCheck() error { return storage.ErrStorageNotReady }
+func (notReady) ReadinessCheck() error { return apistorage.ErrStorageNotReady }
 
 // While the cache is not ready, a consistent GET reads etcd once, as k8s.io/apiserver does,
 // rather than asking the cache (which would read etcd too) and then the key's revision.

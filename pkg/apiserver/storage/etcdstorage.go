@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	genericfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/etcd3"
 	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -20,12 +20,12 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// RawStorageFunc builds the etcd storage of one resource, as generic.NewRawStorage does.
-type RawStorageFunc func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error)
+// RawFunc builds the etcd storage of one resource, as generic.NewRawStorage does.
+type RawFunc func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (apistorage.Interface, factory.DestroyFunc, error)
 
-// DialedStorage is k8s.io/apiserver's own: each resource's storage dials the etcd servers of its
+// Dialed is k8s.io/apiserver's own: each resource's storage dials the etcd servers of its
 // configuration (--etcd-servers) with a gRPC client of its own.
-var DialedStorage RawStorageFunc = generic.NewRawStorage
+var Dialed RawFunc = generic.NewRawStorage
 
 // InProcessEtcd builds the storage of every resource on one client of an etcd member that runs in
 // this process (embeddedetcd.Server.InProcessClient): a read, a write or a watch event is a
@@ -55,7 +55,7 @@ func NewInProcessEtcd(c *clientv3.Client, endpoint string, compactionInterval ti
 	// revision newer than their last event) only once k8s.io/apiserver has checked the version of
 	// every endpoint of a client. An in-process client has no endpoints: without this check the
 	// watch of a resource that has seen no write since the start waits for one, and times out.
-	etcdfeature.DefaultFeatureSupportChecker.CheckClient(c.Ctx(), memberStatus{c, endpoint}, storage.RequestWatchProgress)
+	etcdfeature.DefaultFeatureSupportChecker.CheckClient(c.Ctx(), memberStatus{c, endpoint}, apistorage.RequestWatchProgress)
 	c.KV = etcd3.NewETCDLatencyTracker(c.KV)
 	kc := &kubernetes.Client{Client: c}
 	kc.Kubernetes = kc
@@ -80,13 +80,13 @@ func (m memberStatus) Status(ctx context.Context, endpoint string) (*clientv3.St
 	return m.c.Status(ctx, endpoint)
 }
 
-// Storage is a RawStorageFunc.
-func (e *InProcessEtcd) Storage(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
+// Storage is a RawFunc.
+func (e *InProcessEtcd) Storage(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (apistorage.Interface, factory.DestroyFunc, error) {
 	transformer := config.Transformer
 	if transformer == nil {
 		transformer = identity.NewEncryptCheckTransformer()
 	}
-	versioner := storage.APIObjectVersioner{}
+	versioner := apistorage.APIObjectVersioner{}
 	decoder := etcd3.NewDefaultDecoder(config.Codec, versioner)
 	unsafeDeletion := utilfeature.DefaultFeatureGate.Enabled(genericfeatures.AllowUnsafeMalformedObjectDeletion)
 	if unsafeDeletion {
@@ -104,7 +104,7 @@ func (e *InProcessEtcd) Storage(config *storagebackend.ConfigForResource, newFun
 	}
 	var once sync.Once
 	destroy := func() { once.Do(store.Close) }
-	var s storage.Interface = store
+	var s apistorage.Interface = store
 	if unsafeDeletion {
 		s = etcd3.NewStoreWithUnsafeCorruptObjectDeletion(s, config.GroupResource)
 	}

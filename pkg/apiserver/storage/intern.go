@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"unique"
@@ -48,7 +48,8 @@ func internMetadata(obj runtime.Object) {
 		e.FieldsType = intern(e.FieldsType)
 		e.Subresource = intern(e.Subresource)
 		if e.FieldsV1 != nil {
-			e.FieldsV1.Raw = internBytes(e.FieldsV1.Raw)
+			// SetRawBytes would copy the bytes: sharing them is the point.
+			e.FieldsV1.Raw = internBytes(e.FieldsV1.GetRawBytes()) //lint:ignore SA1019 see above
 		}
 	}
 	internMap(m.GetLabels())

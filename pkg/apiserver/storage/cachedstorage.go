@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
@@ -18,18 +18,19 @@ import (
 
 // SharingWatchCaches returns getter with every resource's storage built by raw, and the watch
 // cache of every resource that has one built so that the objects entering the cache share their
-// specs' repeated maps (sharedspecs.go). cached says whether a resource has a watch cache (the
-// --watch-cache and --watch-cache-sizes flags). With revisions (nil: none), consistent GETs of
-// a cached resource are served from its cache when it holds the current version
-// (cachedgets.go).
-func SharingWatchCaches(getter generic.RESTOptionsGetter, cached func(schema.GroupResource) (bool, error), raw RawStorageFunc, revisions KeyRevisionFunc) generic.RESTOptionsGetter {
-	return sharingOptions{getter, cached, raw, revisions}
+// specs' repeated maps (sharedspecs.go). typer knows the kinds of the stored objects. cached says
+// whether a resource has a watch cache (the --watch-cache and --watch-cache-sizes flags). With
+// revisions (nil: none), consistent GETs of a cached resource are served from its cache when it
+// holds the current version (cachedgets.go).
+func SharingWatchCaches(getter generic.RESTOptionsGetter, typer runtime.ObjectTyper, cached func(schema.GroupResource) (bool, error), raw RawFunc, revisions KeyRevisionFunc) generic.RESTOptionsGetter {
+	return sharingOptions{getter, typer, cached, raw, revisions}
 }
 
 type sharingOptions struct {
 	generic.RESTOptionsGetter
+	typer     runtime.ObjectTyper
 	cached    func(schema.GroupResource) (bool, error)
-	raw       RawStorageFunc
+	raw       RawFunc
 	revisions KeyRevisionFunc
 }
 
@@ -45,21 +46,21 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	raw, revisions := o.raw, o.revisions
 	if !cached {
 		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
-			newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
-		) (storage.Interface, factory.DestroyFunc, error) {
+			newFunc, newListFunc func() runtime.Object, _ apistorage.AttrFunc, _ apistorage.IndexerFuncs, _ *cache.Indexers,
+		) (apistorage.Interface, factory.DestroyFunc, error) {
 			return raw(config, newFunc, newListFunc, resourcePrefix)
 		}
 		return opts, nil
 	}
 	sharing := sharingCacher(raw)
 	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs, indexers *cache.Indexers,
+	) (apistorage.Interface, factory.DestroyFunc, error) {
 		s, destroy, err := sharing(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
 		if err != nil || revisions == nil {
 			return s, destroy, err
 		}
-		served, err := newCurrentFromCache(s, config, newFunc, func(ctx context.Context, key string) (int64, error) {
+		served, err := newCurrentFromCache(s, o.typer, config, newFunc, func(ctx context.Context, key string) (int64, error) {
 			return revisions(ctx, config, resourcePrefix, key)
 		})
 		if err != nil {
@@ -74,32 +75,32 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 // sharingCacher is k8s.io/apiserver's registry.StorageWithCacher on raw with one difference: the
 // cacher is fed through cacheFeed. Requests that bypass the cache (consistent GETs, updates,
 // deletes) use the storage itself, and get objects of their own.
-func sharingCacher(raw RawStorageFunc) generic.StorageDecorator {
+func sharingCacher(raw RawFunc) generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs, indexers *cache.Indexers,
+	) (apistorage.Interface, factory.DestroyFunc, error) {
 		return storageWithSharingCacher(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
 	}
 }
 
 func storageWithSharingCacher(
-	raw RawStorageFunc,
+	raw RawFunc,
 	config *storagebackend.ConfigForResource,
 	resourcePrefix string,
 	keyFunc func(obj runtime.Object) (string, error),
 	newFunc func() runtime.Object,
 	newListFunc func() runtime.Object,
-	getAttrsFunc storage.AttrFunc,
-	triggerFuncs storage.IndexerFuncs,
+	getAttrsFunc apistorage.AttrFunc,
+	triggerFuncs apistorage.IndexerFuncs,
 	indexers *cache.Indexers,
-) (storage.Interface, factory.DestroyFunc, error) {
+) (apistorage.Interface, factory.DestroyFunc, error) {
 	s, destroyStorage, err := raw(config, newFunc, newListFunc, resourcePrefix)
 	if err != nil {
 		return s, destroyStorage, err
 	}
 	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
 		Storage:             cacheFeed{Interface: s, versions: newVersionTable()},
-		Versioner:           storage.APIObjectVersioner{},
+		Versioner:           apistorage.APIObjectVersioner{},
 		GroupResource:       config.GroupResource,
 		EventsHistoryWindow: config.EventsHistoryWindow,
 		ResourcePrefix:      resourcePrefix,
@@ -130,11 +131,11 @@ func storageWithSharingCacher(
 // share their specs' repeated maps (sharedspecs.go), and each version of an object shares what
 // did not change since the one before it (sharedversions.go), before the cache keeps them.
 type cacheFeed struct {
-	storage.Interface
+	apistorage.Interface
 	versions *versionTable
 }
 
-func (f cacheFeed) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+func (f cacheFeed) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
 	if err := f.Interface.GetList(ctx, key, opts, listObj); err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func (f cacheFeed) GetList(ctx context.Context, key string, opts storage.ListOpt
 	return nil
 }
 
-func (f cacheFeed) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+func (f cacheFeed) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
 	w, err := f.Interface.Watch(ctx, key, opts)
 	if err != nil {
 		return nil, err

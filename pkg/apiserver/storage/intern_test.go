@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"strings"
@@ -9,13 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 )
 
 // Two VMs decoded from etcd share their managedFields and label strings, and are decoded exactly
 // as without the sharing.
 func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
-	codec := StorageCodec(kubevirtv1.SchemeGroupVersion)
-	legacy := Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
+	codec := Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)
+	legacy := apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
 	decode := func(c runtime.Codec, name string) *kubevirtv1.VirtualMachine {
 		t.Helper()
 		obj, err := runtime.Decode(c, []byte(strings.Replace(storedVM, `"name":"vm1"`, `"name":"`+name+`"`, 1)))
@@ -28,7 +29,7 @@ func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
 	if diff := cmp.Diff(decode(legacy, "vm-a"), a); diff != "" {
 		t.Errorf("decoded with sharing differs (-legacy +storage):\n%s", diff)
 	}
-	rawA, rawB := a.ManagedFields[0].FieldsV1.Raw, b.ManagedFields[0].FieldsV1.Raw
+	rawA, rawB := a.ManagedFields[0].FieldsV1.GetRawBytes(), b.ManagedFields[0].FieldsV1.GetRawBytes()
 	if len(rawA) == 0 || &rawA[0] != &rawB[0] {
 		t.Error("the two VMs' managedFields are separate copies")
 	}
@@ -49,7 +50,7 @@ func TestStorageCodecSharesRepeatedMetadata(t *testing.T) {
 	}
 	// A deep copy, what a writer modifies, owns its bytes.
 	c := a.DeepCopy()
-	if &c.ManagedFields[0].FieldsV1.Raw[0] == &rawA[0] {
+	if &c.ManagedFields[0].FieldsV1.GetRawBytes()[0] == &rawA[0] {
 		t.Error("DeepCopy shares the managedFields bytes")
 	}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ import (
 // within milliseconds, so this only needs to cover the writes in flight.
 const writeMemoSize = 64
 
-// decodedOnce wraps a storage codec (see StorageCodec).
+// decodedOnce wraps a storage codec (see Codec).
 type decodedOnce struct {
 	runtime.Codec
 	memo *writeMemo

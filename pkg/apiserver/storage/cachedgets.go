@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 )
 
 // KeyRevisionFunc returns the revision of the last write of key (a key of the storage of config's
-// resource, as storage.Interface takes it), read from etcd linearizably but without the value;
+// resource, as apistorage.Interface takes it), read from etcd linearizably but without the value;
 // 0 when there is no such key.
 type KeyRevisionFunc func(ctx context.Context, config *storagebackend.ConfigForResource, resourcePrefix, key string) (int64, error)
 
@@ -27,7 +27,7 @@ type KeyRevisionFunc func(ctx context.Context, config *storagebackend.ConfigForR
 // is behind (it has not yet seen the last write), does not hold the key or is not ready, the GET
 // reads etcd as before. Everything else goes to the cache delegator unchanged.
 type currentFromCache struct {
-	storage.Interface
+	apistorage.Interface
 	newFunc func() runtime.Object
 	// kind is the kind and storage version that objects read from etcd carry (objects of the
 	// watch cache carry none).
@@ -36,7 +36,7 @@ type currentFromCache struct {
 	revision func(ctx context.Context, key string) (int64, error)
 }
 
-func (s currentFromCache) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+func (s currentFromCache) Get(ctx context.Context, key string, opts apistorage.GetOptions, out runtime.Object) error {
 	if opts.ResourceVersion == "" {
 		if cached, ok := s.current(ctx, key); ok {
 			// The cache's objects are shared by every reader; the caller may modify its own.
@@ -50,10 +50,10 @@ func (s currentFromCache) Get(ctx context.Context, key string, opts storage.GetO
 }
 
 // newCurrentFromCache serves consistent GETs of the cache delegator s from its cache where it can,
-// the keys' revisions read by revision.
-func newCurrentFromCache(s storage.Interface, config *storagebackend.ConfigForResource, newFunc func() runtime.Object,
+// the keys' revisions read by revision; typer tells the kinds of the resource's objects.
+func newCurrentFromCache(s apistorage.Interface, typer runtime.ObjectTyper, config *storagebackend.ConfigForResource, newFunc func() runtime.Object,
 	revision func(ctx context.Context, key string) (int64, error)) (currentFromCache, error) {
-	kinds, _, err := Scheme.ObjectKinds(newFunc())
+	kinds, _, err := typer.ObjectKinds(newFunc())
 	if err != nil {
 		return currentFromCache{}, err
 	}
@@ -73,10 +73,10 @@ func (s currentFromCache) current(ctx context.Context, key string) (runtime.Obje
 	}
 	cached := s.newFunc()
 	// Resource version "0": whatever the cache holds, without waiting for it to catch up.
-	if err := s.Interface.Get(ctx, key, storage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, cached); err != nil {
+	if err := s.Interface.Get(ctx, key, apistorage.GetOptions{ResourceVersion: "0", IgnoreNotFound: true}, cached); err != nil {
 		return nil, false
 	}
-	version, err := storage.APIObjectVersioner{}.ObjectResourceVersion(cached)
+	version, err := apistorage.APIObjectVersioner{}.ObjectResourceVersion(cached)
 	if err != nil || version == 0 {
 		return nil, false // not in the cache
 	}
@@ -90,7 +90,7 @@ func (s currentFromCache) current(ctx context.Context, key string) (runtime.Obje
 // KeyRevision is a KeyRevisionFunc: the key as k8s.io/apiserver's etcd storage writes it (the
 // storage prefix, then the key), read without its value.
 func (e *InProcessEtcd) KeyRevision(ctx context.Context, config *storagebackend.ConfigForResource, resourcePrefix, key string) (int64, error) {
-	prepared, err := storage.PrepareKey(resourcePrefix, key, false)
+	prepared, err := apistorage.PrepareKey(resourcePrefix, key, false)
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
@@ -43,7 +44,7 @@ func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 	for {
 		cached = kubevirtv1.VirtualMachineList{}
 		ready := s.ReadinessCheck() == nil
-		err := s.GetList(ctx, prefix+"ns", storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything, Recursive: true}, &cached)
+		err := s.GetList(ctx, prefix+"ns", apistorage.ListOptions{ResourceVersion: "0", Predicate: apistorage.Everything, Recursive: true}, &cached)
 		if err == nil && ready && len(cached.Items) == 2 {
 			break
 		}
@@ -67,7 +68,7 @@ func TestWatchCacheObjectsShareSpecMaps(t *testing.T) {
 	}
 
 	var got kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, prefix+"ns/vm-a", storage.GetOptions{}, &got); err != nil {
+	if err := s.Get(ctx, prefix+"ns/vm-a", apistorage.GetOptions{}, &got); err != nil {
 		t.Fatal(err)
 	}
 	if sameMap(got.Spec.Template.Spec.Domain.Resources.Requests, a.Domain.Resources.Requests) {
@@ -92,7 +93,7 @@ func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 		t.Helper()
 		for {
 			var list kubevirtv1.VirtualMachineList
-			err := s.GetList(ctx, prefix+"ns", storage.ListOptions{ResourceVersion: rv, Predicate: storage.Everything, Recursive: true}, &list)
+			err := s.GetList(ctx, prefix+"ns", apistorage.ListOptions{ResourceVersion: rv, Predicate: apistorage.Everything, Recursive: true}, &list)
 			if err == nil && len(list.Items) == 1 && list.Items[0].ResourceVersion == rv {
 				return &list.Items[0]
 			}
@@ -105,7 +106,7 @@ func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 	before := cachedAt(created.ResourceVersion)
 
 	updated := &kubevirtv1.VirtualMachine{}
-	err := s.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	err := s.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object, _ apistorage.ResponseMeta) (runtime.Object, *uint64, error) {
 		vm := in.(*kubevirtv1.VirtualMachine).DeepCopy()
 		vm.Status.PrintableStatus = kubevirtv1.VirtualMachineStatusStopped
 		return vm, nil, nil
@@ -121,7 +122,7 @@ func TestWatchCacheVersionsShareTheirSpec(t *testing.T) {
 		t.Error("the status write's version in the cache has a spec of its own")
 	}
 	var got kubevirtv1.VirtualMachine
-	if err := s.Get(ctx, key, storage.GetOptions{}, &got); err != nil {
+	if err := s.Get(ctx, key, apistorage.GetOptions{}, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Spec.Template == after.Spec.Template {
@@ -134,13 +135,13 @@ const prefix = "/kubevirt.io/virtualmachines/"
 
 // sharingVMStorage is the VMs' storage with the sharing watch cache, on a fresh embedded etcd;
 // both end with the test.
-func sharingVMStorage(ctx context.Context, t *testing.T) storage.Interface {
+func sharingVMStorage(ctx context.Context, t *testing.T) apistorage.Interface {
 	t.Helper()
-	return sharingVMStorageWith(ctx, t, StorageCodec(kubevirtv1.SchemeGroupVersion))
+	return sharingVMStorageWith(ctx, t, Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion))
 }
 
 // sharingVMStorageWith is sharingVMStorage storing with codec.
-func sharingVMStorageWith(ctx context.Context, t *testing.T, codec runtime.Codec) storage.Interface {
+func sharingVMStorageWith(ctx context.Context, t *testing.T, codec runtime.Codec) apistorage.Interface {
 	t.Helper()
 	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
 	if err != nil {
@@ -154,13 +155,13 @@ func sharingVMStorageWith(ctx context.Context, t *testing.T, codec runtime.Codec
 }
 
 // vmStorage is the VMs' storage under prefix as decorate builds it; it ends with the test.
-func vmStorage(t *testing.T, decorate generic.StorageDecorator, config *storagebackend.ConfigForResource, prefix string) storage.Interface {
+func vmStorage(t *testing.T, decorate generic.StorageDecorator, config *storagebackend.ConfigForResource, prefix string) apistorage.Interface {
 	t.Helper()
 	s, destroy, err := decorate(config, prefix,
-		func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix, obj) },
+		func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc(prefix, obj) },
 		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },
 		func() runtime.Object { return &kubevirtv1.VirtualMachineList{} },
-		storage.DefaultNamespaceScopedAttr, nil, nil)
+		apistorage.DefaultNamespaceScopedAttr, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +201,11 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
 	t.Cleanup(backend.Stop)
 	built := map[string]int{}
-	raw := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
+	raw := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (apistorage.Interface, factory.DestroyFunc, error) {
 		built[config.GroupResource.Resource]++
 		return backend.Storage(config, newFunc, newListFunc, resourcePrefix)
 	}
-	getter := SharingWatchCaches(fixedOptions{}, func(r schema.GroupResource) (bool, error) {
+	getter := SharingWatchCaches(fixedOptions{}, apiserver.Scheme, func(r schema.GroupResource) (bool, error) {
 		if r.Resource == "broken" {
 			return false, fmt.Errorf("bad sizes")
 		}
@@ -231,14 +232,14 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 type fixedOptions struct{}
 
 func (fixedOptions) GetRESTOptions(r schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	cfg := storagebackend.NewDefaultConfig("/registry", StorageCodec(kubevirtv1.SchemeGroupVersion))
+	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion))
 	return generic.RESTOptions{StorageConfig: cfg.ForResource(r), Decorator: generic.UndecoratedStorage}, nil
 }
 
 // A stopped feed ends even when nobody reads its events any more, and stops the watch it reads.
 func TestFeedWatchEndsWhenStopped(t *testing.T) {
 	in := watch.NewFakeWithChanSize(1, false)
-	w, err := cacheFeed{fakeWatchStorage{w: in}, newVersionTable()}.Watch(context.Background(), "/", storage.ListOptions{})
+	w, err := cacheFeed{fakeWatchStorage{w: in}, newVersionTable()}.Watch(context.Background(), "/", apistorage.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,10 +260,10 @@ func TestFeedWatchEndsWhenStopped(t *testing.T) {
 }
 
 type fakeWatchStorage struct {
-	storage.Interface
+	apistorage.Interface
 	w watch.Interface
 }
 
-func (f fakeWatchStorage) Watch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
+func (f fakeWatchStorage) Watch(context.Context, string, apistorage.ListOptions) (watch.Interface, error) {
 	return f.w, nil
 }

@@ -1,4 +1,4 @@
-package apiserver
+package storage
 
 import (
 	"bytes"
@@ -9,8 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver"
 )
 
+// storedVM is a VirtualMachine as etcd holds it: kind and apiVersion first, as this server writes.
 const storedVM = `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
 "metadata":{"name":"vm1","namespace":"ns","uid":"3f0e","resourceVersion":"7","generation":1,
  "creationTimestamp":"2026-11-22T10:00:00Z","labels":{"app":"web","kind":"not-this"},
@@ -24,8 +26,8 @@ const storedVM = `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine",
 
 // What StorageCodec writes is what LegacyCodec writes, and it reads back the same objects.
 func TestStorageCodecMatchesLegacyCodec(t *testing.T) {
-	legacy := Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
-	codec := StorageCodec(kubevirtv1.SchemeGroupVersion)
+	legacy := apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion)
+	codec := Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion)
 	obj, err := runtime.Decode(legacy, []byte(storedVM))
 	if err != nil {
 		t.Fatal(err)
@@ -108,17 +110,17 @@ func TestStorageCodecRejectsMalformed(t *testing.T) {
 	if _, ok := leadingTypeMeta([]byte(data)); !ok {
 		t.Fatal("short cut not taken")
 	}
-	if _, err := runtime.Decode(StorageCodec(kubevirtv1.SchemeGroupVersion), []byte(data)); err == nil {
+	if _, err := runtime.Decode(Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion), []byte(data)); err == nil {
 		t.Fatal("malformed JSON decoded without error")
 	}
 }
 
 func BenchmarkInterpret(b *testing.B) {
-	obj, err := runtime.Decode(Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion), []byte(storedVM))
+	obj, err := runtime.Decode(apiserver.Codecs.LegacyCodec(kubevirtv1.SchemeGroupVersion), []byte(storedVM))
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := runtime.Encode(StorageCodec(kubevirtv1.SchemeGroupVersion), obj)
+	data, err := runtime.Encode(Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion), obj)
 	if err != nil {
 		b.Fatal(err)
 	}
