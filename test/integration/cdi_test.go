@@ -20,10 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
 
 	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	uploadv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/upload/v1beta1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/app"
+	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
 	"github.com/nativevirt/nativevirt/pkg/uploadtoken"
 	"github.com/nativevirt/nativevirt/test/integration/framework"
 )
@@ -476,4 +478,45 @@ func TestCDIDiscoveryTablesOpenAPI(t *testing.T) {
 
 func writeFile(path, content string) error {
 	return os.WriteFile(path, []byte(content), 0o600)
+}
+
+// TestDataVolumeInformer: the generated informer and lister follow DataVolumes (list, then
+// watch), as the DataVolume controller will.
+func TestDataVolumeInformer(t *testing.T) {
+	srv := framework.Start(t, "")
+	cs := srv.Clientset(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	dvs := factory.Cdi().V1beta1().DataVolumes()
+	phases := make(chan cdiv1beta1.DataVolumePhase, 10)
+	if _, err := dvs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { phases <- obj.(*cdiv1beta1.DataVolume).Status.Phase },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), dvs.Informer().HasSynced) {
+		t.Fatal("cache not synced")
+	}
+	dv, err := cs.CdiV1beta1().DataVolumes(ns).Create(ctx, httpDataVolume("watched"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dv.Status.Phase = cdiv1beta1.Succeeded
+	if _, err := cs.CdiV1beta1().DataVolumes(ns).UpdateStatus(ctx, dv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-phases:
+		if p != cdiv1beta1.Succeeded {
+			t.Errorf("phase %q, want Succeeded", p)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no update seen")
+	}
+	got, err := dvs.Lister().DataVolumes(ns).Get("watched")
+	if err != nil || got.Status.Phase != cdiv1beta1.Succeeded {
+		t.Errorf("lister: %v %+v", err, got)
+	}
 }
