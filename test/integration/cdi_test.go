@@ -470,8 +470,13 @@ func TestCDIDiscoveryTablesOpenAPI(t *testing.T) {
 			} `json:"components"`
 		}
 		getJSON(t, srv, "/openapi/v3/apis/upload.cdi.kubevirt.io/v1beta1", &up)
-		if _, ok := up.Components.Schemas["com.github.nativevirt.nativevirt.pkg.apis.upload.v1beta1.UploadTokenRequest"]; !ok {
+		utr, ok := up.Components.Schemas["com.github.nativevirt.nativevirt.pkg.apis.upload.v1beta1.UploadTokenRequest"]
+		if !ok {
 			t.Error("v3: no definition of UploadTokenRequest")
+		}
+		// kubectl create validates against the schema: a request carries no status.
+		if diff := cmp.Diff([]string{"spec"}, utr.Required); diff != "" {
+			t.Errorf("UploadTokenRequest required fields (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -11872,13 +11872,13 @@ func schema_pkg_apis_upload_v1beta1_UploadTokenRequest(ref common.ReferenceCallb
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Status holds the token.",
+							Description: "Status holds the token; the server writes it, a request leaves it out.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(uploadv1beta1.UploadTokenRequestStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
-				Required: []string{"metadata", "spec", "status"},
+				Required: []string{"spec"},
 			},
 		},
 		Dependencies: []string{

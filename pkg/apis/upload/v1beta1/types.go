@@ -13,10 +13,12 @@ import (
 type UploadTokenRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata"`
 	// Spec names the claim to upload to.
 	Spec UploadTokenRequestSpec `json:"spec"`
-	// Status holds the token.
+	// Status holds the token; the server writes it, a request leaves it out.
+	// +optional
 	Status UploadTokenRequestStatus `json:"status"`
 }
 
