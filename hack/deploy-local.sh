@@ -4,7 +4,7 @@
 # the demo containerDisk), issues the serving certificate of nativevirt-apiserver.nativevirt.svc
 # and the node agents' PKI (node CA, the handler's serving cert for the nodes' addresses, the
 # apiserver's client cert), applies the manifests with the APIServices' caBundle set, and waits
-# until the four APIServices are Available, the controller and the node agents run and every
+# until the six APIServices are Available, the controller and the node agents run and every
 # node is schedulable for VMs. Idempotent: a second run with nothing changed changes nothing (pods
 # restart only when their image changed).
 #
@@ -17,7 +17,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 
 NS=nativevirt
-APISERVICES=(v1.kubevirt.io v1alpha3.kubevirt.io v1.subresources.kubevirt.io v1beta1.instancetype.kubevirt.io)
+APISERVICES=(v1.kubevirt.io v1alpha3.kubevirt.io v1.subresources.kubevirt.io v1beta1.instancetype.kubevirt.io
+	v1beta1.cdi.kubevirt.io v1beta1.upload.cdi.kubevirt.io)
 TIMEOUT=${NV_DEPLOY_TIMEOUT:-180}
 OVERLAY=$NV_LOCAL_DIR/deploy
 CERTS=$NV_LOCAL_DIR/certs/nativevirt-apiserver

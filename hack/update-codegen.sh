@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates NativeVirt's generated code with k8s.io/code-generator's
 # kube_codegen.sh (the version pinned in go.mod):
-#   pkg/apis/kubevirt/v1/zz_generated.{deepcopy,defaults,model_name}.go
+#   pkg/apis/*/*/zz_generated.{deepcopy,defaults,model_name}.go (kubevirt.io, instancetype.kubevirt.io,
+#     cdi.kubevirt.io, upload.cdi.kubevirt.io)
 #   pkg/generated/openapi/zz_generated.openapi.go
 #   pkg/client/{clientset,listers,informers,applyconfiguration}
 #
@@ -69,7 +70,7 @@ go run ./pkg/generated/openapi/cmd/models-schema > "${schema}"
 core_types=(
     Affinity DownwardAPIVolumeFile ExecAction HTTPGetAction LocalObjectReference
     PersistentVolumeClaimSpec PersistentVolumeClaimVolumeSource PodDNSConfig
-    PodResourceClaim TCPSocketAction Toleration TopologySpreadConstraint
+    PodResourceClaim ResourceRequirements TCPSocketAction Toleration TopologySpreadConstraint
     TypedLocalObjectReference TypedObjectReference VolumeResourceRequirements
 )
 externals=""

@@ -1,7 +1,8 @@
-// Package apiserver assembles nativevirt-apiserver: the kubevirt.io API group (v1 and v1alpha3)
-// and the instancetype.kubevirt.io group (v1beta1) on k8s.io/apiserver, backed by the registries
-// in pkg/registry, plus the discovery of the subresources.kubevirt.io group that KubeVirt's
-// virtctl talks to.
+// Package apiserver assembles nativevirt-apiserver: the kubevirt.io API group (v1 and v1alpha3),
+// the instancetype.kubevirt.io group (v1beta1) and CDI's cdi.kubevirt.io and
+// upload.cdi.kubevirt.io groups (v1beta1) on k8s.io/apiserver, backed by the registries in
+// pkg/registry, plus the discovery of the subresources.kubevirt.io group that KubeVirt's virtctl
+// talks to.
 package apiserver
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachineinstance"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachineinstancemigration"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachineinstancereplicaset"
+	"github.com/nativevirt/nativevirt/pkg/uploadtoken"
 )
 
 // ExtraConfig holds NativeVirt's own settings beyond the generic server's.
@@ -33,6 +35,9 @@ type ExtraConfig struct {
 	// NodeAgentTLS is the mutual TLS client configuration towards node agents (see package
 	// streams). Nil: console, vnc, pause, unpause and softreboot answer 503.
 	NodeAgentTLS *tls.Config
+	// UploadTokenKey signs the tokens of UploadTokenRequests; the upload proxy verifies them with
+	// the same key. Zero: a key is generated when the server is built (one replica only).
+	UploadTokenKey uploadtoken.Key
 }
 
 // Config is the whole server configuration.
@@ -65,8 +70,8 @@ func (cfg *Config) Complete() CompletedConfig {
 	}}
 }
 
-// New builds the server with its API groups installed: kubevirt.io, subresources.kubevirt.io
-// and instancetype.kubevirt.io.
+// New builds the server with its API groups installed: kubevirt.io, subresources.kubevirt.io,
+// instancetype.kubevirt.io, cdi.kubevirt.io and upload.cdi.kubevirt.io.
 func (c completedConfig) New() (*Server, error) {
 	generic, err := c.GenericConfig.New("nativevirt-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
@@ -91,6 +96,15 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	if err := installInstancetypeGroup(generic, itStorage); err != nil {
+		return nil, err
+	}
+	key := c.ExtraConfig.UploadTokenKey
+	if key.IsZero() {
+		if key, err = uploadtoken.NewKey(); err != nil {
+			return nil, err
+		}
+	}
+	if err := installCDIGroups(generic, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, key); err != nil {
 		return nil, err
 	}
 	return s, nil

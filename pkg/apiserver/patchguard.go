@@ -5,6 +5,7 @@ import (
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/shapecheck"
@@ -18,7 +19,7 @@ func GuardPatches(cfg *genericapiserver.RecommendedConfig) {
 	build := cfg.BuildHandlerChainFunc
 	cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		guarded := shapecheck.NewPatchGuard(h, Scheme, Codecs, c.MaxRequestBodyBytes,
-			kubevirtv1.GroupName, instancetypev1beta1.GroupName)
+			kubevirtv1.GroupName, instancetypev1beta1.GroupName, cdiv1beta1.GroupName)
 		return build(guarded, c)
 	}
 }

@@ -8,16 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	cdiinstall "github.com/nativevirt/nativevirt/pkg/apis/cdi/install"
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	instancetypeinstall "github.com/nativevirt/nativevirt/pkg/apis/instancetype/install"
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	"github.com/nativevirt/nativevirt/pkg/apis/kubevirt/install"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	uploadinstall "github.com/nativevirt/nativevirt/pkg/apis/upload/install"
 )
 
 var (
 	// Scheme knows every type the server serves: kubevirt.io (v1, v1alpha3 and the internal version),
-	// instancetype.kubevirt.io (v1beta1 and the internal version), autoscaling/v1 Scale for the
-	// replica set's /scale, and the unversioned meta types.
+	// instancetype.kubevirt.io, cdi.kubevirt.io and upload.cdi.kubevirt.io (v1beta1 and the
+	// internal version), autoscaling/v1 Scale for the replica set's /scale, and the unversioned
+	// meta types.
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes Scheme's types.
 	Codecs = serializer.NewCodecFactory(Scheme)
@@ -28,8 +32,10 @@ var (
 	servedScheme = runtime.NewScheme()
 
 	// StorageVersions are the versions objects are written to etcd in, one per stored group:
-	// kubevirt.io/v1 (whatever version a client wrote) and instancetype.kubevirt.io/v1beta1.
-	StorageVersions = schema.GroupVersions{kubevirtv1.SchemeGroupVersion, instancetypev1beta1.SchemeGroupVersion}
+	// kubevirt.io/v1 (whatever version a client wrote), instancetype.kubevirt.io/v1beta1 and
+	// cdi.kubevirt.io/v1beta1 (upload.cdi.kubevirt.io stores nothing).
+	StorageVersions = schema.GroupVersions{kubevirtv1.SchemeGroupVersion, instancetypev1beta1.SchemeGroupVersion,
+		cdiv1beta1.SchemeGroupVersion}
 )
 
 func init() {
@@ -37,6 +43,10 @@ func init() {
 	install.InstallExternal(servedScheme)
 	instancetypeinstall.Install(Scheme)
 	instancetypeinstall.InstallExternal(servedScheme)
+	cdiinstall.Install(Scheme)
+	cdiinstall.InstallExternal(servedScheme)
+	uploadinstall.Install(Scheme)
+	uploadinstall.InstallExternal(servedScheme)
 	utilruntime.Must(addScale(Scheme))
 	utilruntime.Must(autoscalingv1.AddToScheme(servedScheme))
 

@@ -29,6 +29,7 @@ type hostileKind struct {
 
 func hostileKinds() []hostileKind {
 	const kv, it = "/apis/kubevirt.io/v1/namespaces/default/", "/apis/instancetype.kubevirt.io/v1beta1/"
+	const cdi = "/apis/cdi.kubevirt.io/v1beta1/"
 	instancetype := func(kind string) func(string) string {
 		return func(name string) string {
 			return fmt.Sprintf(`{"apiVersion":"instancetype.kubevirt.io/v1beta1","kind":%q,"metadata":{"name":%q,"labels":{"a":"b"}},
@@ -50,6 +51,20 @@ func hostileKinds() []hostileKind {
 		{"VirtualMachineClusterInstancetype", it + "virtualmachineclusterinstancetypes", instancetype("VirtualMachineClusterInstancetype")},
 		{"VirtualMachinePreference", it + "namespaces/default/virtualmachinepreferences", preference("VirtualMachinePreference")},
 		{"VirtualMachineClusterPreference", it + "virtualmachineclusterpreferences", preference("VirtualMachineClusterPreference")},
+		// CDI's kinds (CDIConfig is left out: its one object must be named config).
+		{"DataVolume", cdi + "namespaces/default/datavolumes", func(name string) string {
+			return fmt.Sprintf(`{"apiVersion":"cdi.kubevirt.io/v1beta1","kind":"DataVolume","metadata":{"name":%q,"labels":{"a":"b"}},
+				"spec":{"source":{"http":{"url":"https://example.com/d.qcow2","extraHeaders":["A: b"]}},
+				"storage":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}`, name)
+		}},
+		{"DataSource", cdi + "namespaces/default/datasources", func(name string) string {
+			return fmt.Sprintf(`{"apiVersion":"cdi.kubevirt.io/v1beta1","kind":"DataSource","metadata":{"name":%q},
+				"spec":{"source":{"pvc":{"namespace":"golden","name":"fedora"}}}}`, name)
+		}},
+		{"StorageProfile", cdi + "storageprofiles", func(name string) string {
+			return fmt.Sprintf(`{"apiVersion":"cdi.kubevirt.io/v1beta1","kind":"StorageProfile","metadata":{"name":%q},
+				"spec":{"cloneStrategy":"copy","claimPropertySets":[{"accessModes":["ReadWriteOnce"],"volumeMode":"Filesystem"}]}}`, name)
+		}},
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/apiserver/authn"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 	"github.com/nativevirt/nativevirt/pkg/apiserver/storage"
+	"github.com/nativevirt/nativevirt/pkg/uploadtoken"
 )
 
 // etcdPathPrefix is where NativeVirt's objects live in etcd.
@@ -59,6 +60,10 @@ type Options struct {
 	EmbeddedEtcdDefragInterval time.Duration
 	// NodeAgent is the mutual TLS identity towards node agents (console, vnc, pause, ...).
 	NodeAgent NodeAgentOptions
+	// UploadTokenKeyFile holds the key that signs upload tokens (UploadTokenRequests). Every
+	// replica and the upload proxy must share it; empty: a key is generated at start-up, which
+	// only suits a single replica.
+	UploadTokenKeyFile string
 	// KubeClient, when set by a caller (tests), replaces the Kubernetes client built from the
 	// delegated kubeconfig. Not a flag.
 	KubeClient kubernetes.Interface
@@ -113,6 +118,11 @@ func (o *Options) addNativeVirtFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EmbeddedEtcdDefragInterval, "embedded-etcd-defrag-interval", o.EmbeddedEtcdDefragInterval,
 		"How often the embedded etcd's file is rewritten when at least half of it (and 64 MiB) is free; "+
 			"requests wait while it is. It is also checked when the server starts. 0 checks only at start.")
+	fs.StringVar(&o.UploadTokenKeyFile, "upload-token-key-file", o.UploadTokenKeyFile,
+		"File holding the key (at least 32 bytes, e.g. a mounted Secret) that signs the tokens of "+
+			"upload.cdi.kubevirt.io UploadTokenRequests; the upload proxy verifies them with the same key. "+
+			"Every API server replica must use the same file. Empty: a random key is generated at start-up "+
+			"(a single replica only; tokens do not survive a restart).")
 }
 
 // Complete starts the embedded etcd when no external one is configured and adjusts the options
@@ -198,6 +208,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	extra, err := o.extraConfig(cfg.ClientConfig)
 	if err != nil {
 		return nil, err
+	}
+	if o.UploadTokenKeyFile != "" {
+		if extra.UploadTokenKey, err = uploadtoken.LoadKey(o.UploadTokenKeyFile); err != nil {
+			return nil, err
+		}
 	}
 	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
 }

@@ -176,6 +176,9 @@ func (w walker) mergeList(v any, f fieldInfo, p *field.Path, depth int) *field.E
 		elem = elem.Elem()
 	}
 	elem = elem.Elem()
+	// An apply configuration names each key once: structured-merge-diff answers a duplicate with
+	// an error the handler reports as a 500.
+	seen := map[string]bool{}
 	for i, e := range list {
 		ep := p.Index(i)
 		obj, ok := e.(map[string]any)
@@ -189,6 +192,13 @@ func (w walker) mergeList(v any, f fieldInfo, p *field.Path, depth int) *field.E
 		}
 		if hasKey && !isScalar(key) {
 			return field.Invalid(ep.Child(f.mergeKey), short(key), "must be a string, number or boolean: it is the list's merge key")
+		}
+		if hasKey && w.mode == apply {
+			k := fmt.Sprintf("%T:%v", key, key)
+			if seen[k] {
+				return field.Duplicate(ep.Child(f.mergeKey), key)
+			}
+			seen[k] = true
 		}
 		if err := w.value(obj, elem, ep, depth+1); err != nil {
 			return err

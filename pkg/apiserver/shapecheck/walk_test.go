@@ -98,3 +98,13 @@ func checkErr(t *testing.T, err *field.Error, wantField, wantDetail string) {
 		t.Errorf("error %q does not say %q", err.Error(), wantDetail)
 	}
 }
+
+// TestFindInApplyDuplicateKeys: an apply configuration naming a merge key twice is refused
+// (structured-merge-diff would answer a 500); a strategic merge patch may (validation decides).
+func TestFindInApplyDuplicateKeys(t *testing.T) {
+	doc := `{"spec":{"template":{"spec":{"volumes":[{"name":"a","emptyDisk":{"capacity":"1Gi"}},{"name":"b"},{"name":"a"}]}}}}`
+	checkErr(t, FindInApply(mustParse(t, doc), vmType, nil), "spec.template.spec.volumes[2].name", "Duplicate value")
+	checkErr(t, FindInPatch(mustParse(t, doc), vmType, nil), "", "")
+	checkErr(t, FindInApply(mustParse(t, `{"spec":{"template":{"spec":{"volumes":[{"name":"1"},{"name":1}]}}}}`), vmType, nil),
+		"spec.template.spec.volumes[1].name", "")
+}

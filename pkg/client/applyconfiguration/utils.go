@@ -19,9 +19,11 @@ limitations under the License.
 package applyconfiguration
 
 import (
-	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
-	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/instancetype/v1beta1"
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/cdi/v1beta1"
+	applyconfigurationinstancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/instancetype/v1beta1"
 	internal "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/internal"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/kubevirt/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -33,45 +35,113 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=instancetype.kubevirt.io, Version=v1beta1
-	case v1beta1.SchemeGroupVersion.WithKind("ClockPreferences"):
-		return &instancetypev1beta1.ClockPreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("CPUInstancetype"):
-		return &instancetypev1beta1.CPUInstancetypeApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
-		return &instancetypev1beta1.CPUPreferenceRequirementApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("CPUPreferences"):
-		return &instancetypev1beta1.CPUPreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("DevicePreferences"):
-		return &instancetypev1beta1.DevicePreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("FeaturePreferences"):
-		return &instancetypev1beta1.FeaturePreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
-		return &instancetypev1beta1.FirmwarePreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("MachinePreferences"):
-		return &instancetypev1beta1.MachinePreferencesApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
-		return &instancetypev1beta1.MemoryInstancetypeApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
-		return &instancetypev1beta1.MemoryPreferenceRequirementApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
-		return &instancetypev1beta1.PreferenceRequirementsApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("SpreadOptions"):
-		return &instancetypev1beta1.SpreadOptionsApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
-		return &instancetypev1beta1.VirtualMachineClusterInstancetypeApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
-		return &instancetypev1beta1.VirtualMachineClusterPreferenceApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
-		return &instancetypev1beta1.VirtualMachineInstancetypeApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
-		return &instancetypev1beta1.VirtualMachineInstancetypeSpecApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
-		return &instancetypev1beta1.VirtualMachinePreferenceApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
-		return &instancetypev1beta1.VirtualMachinePreferenceSpecApplyConfiguration{}
-	case v1beta1.SchemeGroupVersion.WithKind("VolumePreferences"):
-		return &instancetypev1beta1.VolumePreferencesApplyConfiguration{}
+	// Group=cdi.kubevirt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithKind("CDIConfig"):
+		return &cdiv1beta1.CDIConfigApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("CDIConfigSpec"):
+		return &cdiv1beta1.CDIConfigSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("CDIConfigStatus"):
+		return &cdiv1beta1.CDIConfigStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("ClaimPropertySet"):
+		return &cdiv1beta1.ClaimPropertySetApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("ConditionState"):
+		return &cdiv1beta1.ConditionStateApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSource"):
+		return &cdiv1beta1.DataSourceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSourceCondition"):
+		return &cdiv1beta1.DataSourceConditionApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSourceRefSourceDataSource"):
+		return &cdiv1beta1.DataSourceRefSourceDataSourceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSourceSource"):
+		return &cdiv1beta1.DataSourceSourceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSourceSpec"):
+		return &cdiv1beta1.DataSourceSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataSourceStatus"):
+		return &cdiv1beta1.DataSourceStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolume"):
+		return &cdiv1beta1.DataVolumeApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeCheckpoint"):
+		return &cdiv1beta1.DataVolumeCheckpointApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeCondition"):
+		return &cdiv1beta1.DataVolumeConditionApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSource"):
+		return &cdiv1beta1.DataVolumeSourceApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceGCS"):
+		return &cdiv1beta1.DataVolumeSourceGCSApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceHTTP"):
+		return &cdiv1beta1.DataVolumeSourceHTTPApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceImageIO"):
+		return &cdiv1beta1.DataVolumeSourceImageIOApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourcePVC"):
+		return &cdiv1beta1.DataVolumeSourcePVCApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceRef"):
+		return &cdiv1beta1.DataVolumeSourceRefApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceRegistry"):
+		return &cdiv1beta1.DataVolumeSourceRegistryApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceS3"):
+		return &cdiv1beta1.DataVolumeSourceS3ApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceSnapshot"):
+		return &cdiv1beta1.DataVolumeSourceSnapshotApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSourceVDDK"):
+		return &cdiv1beta1.DataVolumeSourceVDDKApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeSpec"):
+		return &cdiv1beta1.DataVolumeSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DataVolumeStatus"):
+		return &cdiv1beta1.DataVolumeStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("FilesystemOverhead"):
+		return &cdiv1beta1.FilesystemOverheadApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("ImportProxy"):
+		return &cdiv1beta1.ImportProxyApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("PlatformOptions"):
+		return &cdiv1beta1.PlatformOptionsApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("StorageProfile"):
+		return &cdiv1beta1.StorageProfileApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("StorageProfileSpec"):
+		return &cdiv1beta1.StorageProfileSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("StorageProfileStatus"):
+		return &cdiv1beta1.StorageProfileStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("StorageSpec"):
+		return &cdiv1beta1.StorageSpecApplyConfiguration{}
+
+		// Group=instancetype.kubevirt.io, Version=v1beta1
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("ClockPreferences"):
+		return &applyconfigurationinstancetypev1beta1.ClockPreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.CPUInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
+		return &applyconfigurationinstancetypev1beta1.CPUPreferenceRequirementApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUPreferences"):
+		return &applyconfigurationinstancetypev1beta1.CPUPreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("DevicePreferences"):
+		return &applyconfigurationinstancetypev1beta1.DevicePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("FeaturePreferences"):
+		return &applyconfigurationinstancetypev1beta1.FeaturePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
+		return &applyconfigurationinstancetypev1beta1.FirmwarePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MachinePreferences"):
+		return &applyconfigurationinstancetypev1beta1.MachinePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.MemoryInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
+		return &applyconfigurationinstancetypev1beta1.MemoryPreferenceRequirementApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
+		return &applyconfigurationinstancetypev1beta1.PreferenceRequirementsApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("SpreadOptions"):
+		return &applyconfigurationinstancetypev1beta1.SpreadOptionsApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineClusterInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineClusterPreferenceApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineInstancetypeSpecApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachinePreferenceApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachinePreferenceSpecApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VolumePreferences"):
+		return &applyconfigurationinstancetypev1beta1.VolumePreferencesApplyConfiguration{}
 
 		// Group=kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("AccessCredential"):

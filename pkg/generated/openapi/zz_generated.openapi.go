@@ -22,8 +22,10 @@ limitations under the License.
 package openapi
 
 import (
-	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	uploadv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/upload/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
@@ -37,29 +39,68 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		v1beta1.CPUInstancetype{}.OpenAPIModelName():                                    schema_pkg_apis_instancetype_v1beta1_CPUInstancetype(ref),
-		v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName():                           schema_pkg_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref),
-		v1beta1.CPUPreferences{}.OpenAPIModelName():                                     schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref),
-		v1beta1.ClockPreferences{}.OpenAPIModelName():                                   schema_pkg_apis_instancetype_v1beta1_ClockPreferences(ref),
-		v1beta1.DevicePreferences{}.OpenAPIModelName():                                  schema_pkg_apis_instancetype_v1beta1_DevicePreferences(ref),
-		v1beta1.FeaturePreferences{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_FeaturePreferences(ref),
-		v1beta1.FirmwarePreferences{}.OpenAPIModelName():                                schema_pkg_apis_instancetype_v1beta1_FirmwarePreferences(ref),
-		v1beta1.MachinePreferences{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_MachinePreferences(ref),
-		v1beta1.MemoryInstancetype{}.OpenAPIModelName():                                 schema_pkg_apis_instancetype_v1beta1_MemoryInstancetype(ref),
-		v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName():                        schema_pkg_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref),
-		v1beta1.PreferenceRequirements{}.OpenAPIModelName():                             schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref),
-		v1beta1.SpreadOptions{}.OpenAPIModelName():                                      schema_pkg_apis_instancetype_v1beta1_SpreadOptions(ref),
-		v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName():                  schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref),
-		v1beta1.VirtualMachineClusterInstancetypeList{}.OpenAPIModelName():              schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref),
-		v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName():                    schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref),
-		v1beta1.VirtualMachineClusterPreferenceList{}.OpenAPIModelName():                schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref),
-		v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName():                         schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref),
-		v1beta1.VirtualMachineInstancetypeList{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref),
-		v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref),
-		v1beta1.VirtualMachinePreference{}.OpenAPIModelName():                           schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref),
-		v1beta1.VirtualMachinePreferenceList{}.OpenAPIModelName():                       schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref),
-		v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName():                       schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref),
-		v1beta1.VolumePreferences{}.OpenAPIModelName():                                  schema_pkg_apis_instancetype_v1beta1_VolumePreferences(ref),
+		v1beta1.CDIConfig{}.OpenAPIModelName():                                          schema_pkg_apis_cdi_v1beta1_CDIConfig(ref),
+		v1beta1.CDIConfigList{}.OpenAPIModelName():                                      schema_pkg_apis_cdi_v1beta1_CDIConfigList(ref),
+		v1beta1.CDIConfigSpec{}.OpenAPIModelName():                                      schema_pkg_apis_cdi_v1beta1_CDIConfigSpec(ref),
+		v1beta1.CDIConfigStatus{}.OpenAPIModelName():                                    schema_pkg_apis_cdi_v1beta1_CDIConfigStatus(ref),
+		v1beta1.ClaimPropertySet{}.OpenAPIModelName():                                   schema_pkg_apis_cdi_v1beta1_ClaimPropertySet(ref),
+		v1beta1.ConditionState{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_ConditionState(ref),
+		v1beta1.DataSource{}.OpenAPIModelName():                                         schema_pkg_apis_cdi_v1beta1_DataSource(ref),
+		v1beta1.DataSourceCondition{}.OpenAPIModelName():                                schema_pkg_apis_cdi_v1beta1_DataSourceCondition(ref),
+		v1beta1.DataSourceList{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_DataSourceList(ref),
+		v1beta1.DataSourceRefSourceDataSource{}.OpenAPIModelName():                      schema_pkg_apis_cdi_v1beta1_DataSourceRefSourceDataSource(ref),
+		v1beta1.DataSourceSource{}.OpenAPIModelName():                                   schema_pkg_apis_cdi_v1beta1_DataSourceSource(ref),
+		v1beta1.DataSourceSpec{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_DataSourceSpec(ref),
+		v1beta1.DataSourceStatus{}.OpenAPIModelName():                                   schema_pkg_apis_cdi_v1beta1_DataSourceStatus(ref),
+		v1beta1.DataVolume{}.OpenAPIModelName():                                         schema_pkg_apis_cdi_v1beta1_DataVolume(ref),
+		v1beta1.DataVolumeBlankImage{}.OpenAPIModelName():                               schema_pkg_apis_cdi_v1beta1_DataVolumeBlankImage(ref),
+		v1beta1.DataVolumeCheckpoint{}.OpenAPIModelName():                               schema_pkg_apis_cdi_v1beta1_DataVolumeCheckpoint(ref),
+		v1beta1.DataVolumeCondition{}.OpenAPIModelName():                                schema_pkg_apis_cdi_v1beta1_DataVolumeCondition(ref),
+		v1beta1.DataVolumeList{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_DataVolumeList(ref),
+		v1beta1.DataVolumeSource{}.OpenAPIModelName():                                   schema_pkg_apis_cdi_v1beta1_DataVolumeSource(ref),
+		v1beta1.DataVolumeSourceGCS{}.OpenAPIModelName():                                schema_pkg_apis_cdi_v1beta1_DataVolumeSourceGCS(ref),
+		v1beta1.DataVolumeSourceHTTP{}.OpenAPIModelName():                               schema_pkg_apis_cdi_v1beta1_DataVolumeSourceHTTP(ref),
+		v1beta1.DataVolumeSourceImageIO{}.OpenAPIModelName():                            schema_pkg_apis_cdi_v1beta1_DataVolumeSourceImageIO(ref),
+		v1beta1.DataVolumeSourcePVC{}.OpenAPIModelName():                                schema_pkg_apis_cdi_v1beta1_DataVolumeSourcePVC(ref),
+		v1beta1.DataVolumeSourceRef{}.OpenAPIModelName():                                schema_pkg_apis_cdi_v1beta1_DataVolumeSourceRef(ref),
+		v1beta1.DataVolumeSourceRegistry{}.OpenAPIModelName():                           schema_pkg_apis_cdi_v1beta1_DataVolumeSourceRegistry(ref),
+		v1beta1.DataVolumeSourceS3{}.OpenAPIModelName():                                 schema_pkg_apis_cdi_v1beta1_DataVolumeSourceS3(ref),
+		v1beta1.DataVolumeSourceSnapshot{}.OpenAPIModelName():                           schema_pkg_apis_cdi_v1beta1_DataVolumeSourceSnapshot(ref),
+		v1beta1.DataVolumeSourceUpload{}.OpenAPIModelName():                             schema_pkg_apis_cdi_v1beta1_DataVolumeSourceUpload(ref),
+		v1beta1.DataVolumeSourceVDDK{}.OpenAPIModelName():                               schema_pkg_apis_cdi_v1beta1_DataVolumeSourceVDDK(ref),
+		v1beta1.DataVolumeSpec{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_DataVolumeSpec(ref),
+		v1beta1.DataVolumeStatus{}.OpenAPIModelName():                                   schema_pkg_apis_cdi_v1beta1_DataVolumeStatus(ref),
+		v1beta1.FilesystemOverhead{}.OpenAPIModelName():                                 schema_pkg_apis_cdi_v1beta1_FilesystemOverhead(ref),
+		v1beta1.ImportProxy{}.OpenAPIModelName():                                        schema_pkg_apis_cdi_v1beta1_ImportProxy(ref),
+		v1beta1.PlatformOptions{}.OpenAPIModelName():                                    schema_pkg_apis_cdi_v1beta1_PlatformOptions(ref),
+		v1beta1.StorageProfile{}.OpenAPIModelName():                                     schema_pkg_apis_cdi_v1beta1_StorageProfile(ref),
+		v1beta1.StorageProfileList{}.OpenAPIModelName():                                 schema_pkg_apis_cdi_v1beta1_StorageProfileList(ref),
+		v1beta1.StorageProfileSpec{}.OpenAPIModelName():                                 schema_pkg_apis_cdi_v1beta1_StorageProfileSpec(ref),
+		v1beta1.StorageProfileStatus{}.OpenAPIModelName():                               schema_pkg_apis_cdi_v1beta1_StorageProfileStatus(ref),
+		v1beta1.StorageSpec{}.OpenAPIModelName():                                        schema_pkg_apis_cdi_v1beta1_StorageSpec(ref),
+		instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName():                        schema_pkg_apis_instancetype_v1beta1_CPUInstancetype(ref),
+		instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName():               schema_pkg_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref),
+		instancetypev1beta1.CPUPreferences{}.OpenAPIModelName():                         schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref),
+		instancetypev1beta1.ClockPreferences{}.OpenAPIModelName():                       schema_pkg_apis_instancetype_v1beta1_ClockPreferences(ref),
+		instancetypev1beta1.DevicePreferences{}.OpenAPIModelName():                      schema_pkg_apis_instancetype_v1beta1_DevicePreferences(ref),
+		instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_FeaturePreferences(ref),
+		instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName():                    schema_pkg_apis_instancetype_v1beta1_FirmwarePreferences(ref),
+		instancetypev1beta1.MachinePreferences{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_MachinePreferences(ref),
+		instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName():                     schema_pkg_apis_instancetype_v1beta1_MemoryInstancetype(ref),
+		instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName():            schema_pkg_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref),
+		instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName():                 schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref),
+		instancetypev1beta1.SpreadOptions{}.OpenAPIModelName():                          schema_pkg_apis_instancetype_v1beta1_SpreadOptions(ref),
+		instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName():      schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref),
+		instancetypev1beta1.VirtualMachineClusterInstancetypeList{}.OpenAPIModelName():  schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref),
+		instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName():        schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref),
+		instancetypev1beta1.VirtualMachineClusterPreferenceList{}.OpenAPIModelName():    schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref),
+		instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName():             schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref),
+		instancetypev1beta1.VirtualMachineInstancetypeList{}.OpenAPIModelName():         schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref),
+		instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():         schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref),
+		instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName():               schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref),
+		instancetypev1beta1.VirtualMachinePreferenceList{}.OpenAPIModelName():           schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref),
+		instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName():           schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref),
+		instancetypev1beta1.VolumePreferences{}.OpenAPIModelName():                      schema_pkg_apis_instancetype_v1beta1_VolumePreferences(ref),
 		v1.ACPI{}.OpenAPIModelName():                                                    schema_pkg_apis_kubevirt_v1_ACPI(ref),
 		v1.AccessCredential{}.OpenAPIModelName():                                        schema_pkg_apis_kubevirt_v1_AccessCredential(ref),
 		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_pkg_apis_kubevirt_v1_AccessCredentialSecretSource(ref),
@@ -248,6 +289,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VolumeStatus{}.OpenAPIModelName():                                            schema_pkg_apis_kubevirt_v1_VolumeStatus(ref),
 		v1.Watchdog{}.OpenAPIModelName():                                                schema_pkg_apis_kubevirt_v1_Watchdog(ref),
 		v1.WatchdogDevice{}.OpenAPIModelName():                                          schema_pkg_apis_kubevirt_v1_WatchdogDevice(ref),
+		uploadv1beta1.UploadTokenRequest{}.OpenAPIModelName():                           schema_pkg_apis_upload_v1beta1_UploadTokenRequest(ref),
+		uploadv1beta1.UploadTokenRequestList{}.OpenAPIModelName():                       schema_pkg_apis_upload_v1beta1_UploadTokenRequestList(ref),
+		uploadv1beta1.UploadTokenRequestSpec{}.OpenAPIModelName():                       schema_pkg_apis_upload_v1beta1_UploadTokenRequestSpec(ref),
+		uploadv1beta1.UploadTokenRequestStatus{}.OpenAPIModelName():                     schema_pkg_apis_upload_v1beta1_UploadTokenRequestStatus(ref),
 		autoscalingv1.ContainerResourceMetricSource{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
 		autoscalingv1.ContainerResourceMetricStatus{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
 		autoscalingv1.CrossVersionObjectReference{}.OpenAPIModelName():                  schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
@@ -568,6 +613,1953 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 	}
 }
 
+func schema_pkg_apis_cdi_v1beta1_CDIConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CDIConfig is the cluster's settings of CDI: one object, named `config`.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what an administrator sets.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.CDIConfigSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the configuration in effect.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.CDIConfigStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.CDIConfigSpec{}.OpenAPIModelName(), v1beta1.CDIConfigStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_CDIConfigList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CDIConfigList is a list of CDIConfigs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the CDIConfigs of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.CDIConfig{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.CDIConfig{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_CDIConfigSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CDIConfigSpec is what an administrator sets.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"uploadProxyURLOverride": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UploadProxyURLOverride is the upload proxy's URL clients use (virtctl image-upload).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"importProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImportProxy is the proxy importer pods use.",
+							Ref:         ref(v1beta1.ImportProxy{}.OpenAPIModelName()),
+						},
+					},
+					"scratchSpaceStorageClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ScratchSpaceStorageClass is the storage class of scratch space during transfers; else the default storage class, else the DataVolume's.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podResourceRequirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodResourceRequirements are the resources of importer, cloner and upload pods.",
+							Ref:         ref(corev1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"featureGates": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "FeatureGates are CDI feature gates turned on.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"filesystemOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilesystemOverhead is the space reserved on Filesystem volumes (0.06 when unset).",
+							Ref:         ref(v1beta1.FilesystemOverhead{}.OpenAPIModelName()),
+						},
+					},
+					"preallocation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preallocation says whether DataVolumes' storage is allocated in advance by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"insecureRegistries": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "InsecureRegistries are registries reached without TLS verification.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"dataVolumeTTLSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolumeTTLSeconds is deprecated (removed in CDI v1.62) and ignored.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"imagePullSecrets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ImagePullSecrets are used to pull the importer, cloner and upload images.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"logVerbosity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogVerbosity is the log verbosity of CDI's pods.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.FilesystemOverhead{}.OpenAPIModelName(), v1beta1.ImportProxy{}.OpenAPIModelName(), corev1.LocalObjectReference{}.OpenAPIModelName(), corev1.ResourceRequirements{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_CDIConfigStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CDIConfigStatus is the configuration in effect.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"uploadProxyURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UploadProxyURL is the upload proxy's URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uploadProxyCA": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UploadProxyCA is the certificate authority of the upload proxy.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"importProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImportProxy is the proxy importer pods use.",
+							Ref:         ref(v1beta1.ImportProxy{}.OpenAPIModelName()),
+						},
+					},
+					"scratchSpaceStorageClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ScratchSpaceStorageClass is the storage class of scratch space.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"defaultPodResourceRequirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DefaultPodResourceRequirements are the resources of importer, cloner and upload pods.",
+							Ref:         ref(corev1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"filesystemOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilesystemOverhead is the space reserved on Filesystem volumes.",
+							Ref:         ref(v1beta1.FilesystemOverhead{}.OpenAPIModelName()),
+						},
+					},
+					"preallocation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preallocation says whether storage is allocated in advance by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"imagePullSecrets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ImagePullSecrets are used to pull the importer, cloner and upload images.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(corev1.LocalObjectReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.FilesystemOverhead{}.OpenAPIModelName(), v1beta1.ImportProxy{}.OpenAPIModelName(), corev1.LocalObjectReference{}.OpenAPIModelName(), corev1.ResourceRequirements{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_ClaimPropertySet(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClaimPropertySet is a set of properties of a claim.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"accessModes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessModes are the access modes (ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod; at most 4).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+										Enum:    []interface{}{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"},
+									},
+								},
+							},
+						},
+					},
+					"volumeMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMode is Filesystem or Block.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
+						},
+					},
+				},
+				Required: []string{"accessModes", "volumeMode"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_ConditionState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConditionState is the state of a condition.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastHeartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastHeartbeatTime is when the condition was last observed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a machine-readable reason of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is a human-readable account of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"status"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSource names a source of data (a claim or a snapshot, typically a golden image) that DataVolumes refer to with spec.sourceRef.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the source the DataSource names.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataSourceSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the source as resolved, and whether it is ready, written by the controller.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataSourceStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataSourceSpec{}.OpenAPIModelName(), v1beta1.DataSourceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceCondition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceCondition is one observation of a DataSource's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is Ready.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastHeartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastHeartbeatTime is when the condition was last observed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a machine-readable reason of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is a human-readable account of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "status"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceList is a list of DataSources.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the DataSources of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.DataSource{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataSource{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceRefSourceDataSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceRefSourceDataSource refers to another DataSource (a chain of at most one reference).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is the namespace of the source DataSource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the source DataSource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"namespace", "name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceSource is a DataSource's data: a claim, a snapshot or another DataSource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pvc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PVC names a PersistentVolumeClaim.",
+							Ref:         ref(v1beta1.DataVolumeSourcePVC{}.OpenAPIModelName()),
+						},
+					},
+					"snapshot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Snapshot names a VolumeSnapshot.",
+							Ref:         ref(v1beta1.DataVolumeSourceSnapshot{}.OpenAPIModelName()),
+						},
+					},
+					"dataSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataSource names another DataSource (which itself must not refer to a DataSource).",
+							Ref:         ref(v1beta1.DataSourceRefSourceDataSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataSourceRefSourceDataSource{}.OpenAPIModelName(), v1beta1.DataVolumeSourcePVC{}.OpenAPIModelName(), v1beta1.DataVolumeSourceSnapshot{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceSpec is the source a DataSource names.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the data: exactly one of pvc, snapshot and dataSource.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataSourceSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataSourceSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataSourceStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataSourceStatus is the observed state of a DataSource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the source currently resolved.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataSourceSource{}.OpenAPIModelName()),
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "type",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the latest observations: Ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.DataSourceCondition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataSourceCondition{}.OpenAPIModelName(), v1beta1.DataSourceSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolume(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolume is an abstraction on top of PersistentVolumeClaims: a claim together with where its data comes from (an HTTP or registry import, a clone of another claim or snapshot, an upload, or a blank disk), which VirtualMachines can use as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the claim to create and the source of its data. It cannot change once created.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataVolumeSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the progress of populating the claim, written by the controller.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.DataVolumeStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), v1beta1.DataVolumeStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeBlankImage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeBlankImage creates an empty raw disk image.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeCheckpoint(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeCheckpoint is one stage of a multistage (warm) import.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"previous": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Previous is the identifier of the snapshot of the previous checkpoint.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"current": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Current is the identifier of the snapshot of this checkpoint.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"previous", "current"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeCondition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeCondition is one observation of a DataVolume's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is Ready, Bound or Running.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastHeartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastHeartbeatTime is when the condition was last observed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a machine-readable reason of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is a human-readable account of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "status"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeList is a list of DataVolumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the DataVolumes of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.DataVolume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataVolume{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSource is the source of a DataVolume's data: exactly one of its fields is set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"http": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTP imports a disk image from an http or https URL.",
+							Ref:         ref(v1beta1.DataVolumeSourceHTTP{}.OpenAPIModelName()),
+						},
+					},
+					"s3": {
+						SchemaProps: spec.SchemaProps{
+							Description: "S3 imports from an S3 bucket (not supported by NativeVirt yet).",
+							Ref:         ref(v1beta1.DataVolumeSourceS3{}.OpenAPIModelName()),
+						},
+					},
+					"gcs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GCS imports from Google Cloud Storage (not supported by NativeVirt yet).",
+							Ref:         ref(v1beta1.DataVolumeSourceGCS{}.OpenAPIModelName()),
+						},
+					},
+					"registry": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Registry imports a disk image from a container image.",
+							Ref:         ref(v1beta1.DataVolumeSourceRegistry{}.OpenAPIModelName()),
+						},
+					},
+					"pvc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PVC clones an existing PersistentVolumeClaim.",
+							Ref:         ref(v1beta1.DataVolumeSourcePVC{}.OpenAPIModelName()),
+						},
+					},
+					"upload": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Upload waits for the data to be uploaded through the upload proxy.",
+							Ref:         ref(v1beta1.DataVolumeSourceUpload{}.OpenAPIModelName()),
+						},
+					},
+					"blank": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Blank creates an empty raw disk image.",
+							Ref:         ref(v1beta1.DataVolumeBlankImage{}.OpenAPIModelName()),
+						},
+					},
+					"imageio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Imageio imports from oVirt (not supported by NativeVirt yet).",
+							Ref:         ref(v1beta1.DataVolumeSourceImageIO{}.OpenAPIModelName()),
+						},
+					},
+					"vddk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VDDK imports from VMware (not supported by NativeVirt yet).",
+							Ref:         ref(v1beta1.DataVolumeSourceVDDK{}.OpenAPIModelName()),
+						},
+					},
+					"snapshot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Snapshot restores an existing VolumeSnapshot.",
+							Ref:         ref(v1beta1.DataVolumeSourceSnapshot{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataVolumeBlankImage{}.OpenAPIModelName(), v1beta1.DataVolumeSourceGCS{}.OpenAPIModelName(), v1beta1.DataVolumeSourceHTTP{}.OpenAPIModelName(), v1beta1.DataVolumeSourceImageIO{}.OpenAPIModelName(), v1beta1.DataVolumeSourcePVC{}.OpenAPIModelName(), v1beta1.DataVolumeSourceRegistry{}.OpenAPIModelName(), v1beta1.DataVolumeSourceS3{}.OpenAPIModelName(), v1beta1.DataVolumeSourceSnapshot{}.OpenAPIModelName(), v1beta1.DataVolumeSourceUpload{}.OpenAPIModelName(), v1beta1.DataVolumeSourceVDDK{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceGCS(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceGCS imports from Google Cloud Storage.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the URL of the GCS object.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret with the credentials.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceHTTP(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceHTTP imports from an http or https URL, with optional basic authentication and certificate authority.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the URL of the disk image (http or https).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names a Secret holding accessKeyId (the user name) and secretKey (the password).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"certConfigMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertConfigMap names a ConfigMap holding the certificate authority to trust.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"extraHeaders": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraHeaders are extra headers (\"Name: value\") sent with the transfer's requests.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"secretExtraHeaders": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretExtraHeaders name Secrets, each holding an extra header that may be sensitive.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceImageIO(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceImageIO imports from oVirt's imageio.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the URL of the ovirt-engine.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"diskId": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DiskID is the ID of the disk to import.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret with the ovirt-engine's credentials.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"certConfigMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertConfigMap names a ConfigMap holding the certificate authority to trust.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"insecureSkipVerify": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InsecureSkipVerify skips certificate verification.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url", "diskId"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourcePVC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourcePVC names the claim a DataVolume clones.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is the namespace of the source claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the source claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"namespace", "name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceRef refers to the source of a DataVolume's data indirectly.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is the kind of the reference: only \"DataSource\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is the namespace of the DataSource; the DataVolume's when unset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the DataSource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceRegistry(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceRegistry imports a disk image held in a container image.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the image's URL, starting with its scheme: docker:// or oci-archive://. Exactly one of url and imageStream is set.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"imageStream": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImageStream is the name of an OpenShift image stream to import.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pullMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PullMethod is \"pod\" (the importer pod pulls the image, the default) or \"node\" (the node's container runtime pulls it).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret with the registry's credentials.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"certConfigMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertConfigMap names a ConfigMap holding the registry's certificate authority.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"platform": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Platform selects the image of a multi-architecture manifest.",
+							Ref:         ref(v1beta1.PlatformOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.PlatformOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceS3(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceS3 imports from an S3 bucket.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the URL of the S3 object.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret with the credentials of the bucket.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"certConfigMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertConfigMap names a ConfigMap holding the certificate authority to trust.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceSnapshot(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceSnapshot names the VolumeSnapshot a DataVolume is restored from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is the namespace of the source VolumeSnapshot.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the source VolumeSnapshot.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"namespace", "name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceUpload(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceUpload populates the claim with data uploaded through the upload proxy.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSourceVDDK(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSourceVDDK imports from VMware.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the URL of the vCenter or ESXi host.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uuid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UUID is the UUID of the virtual machine the backing file is attached to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backingFile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackingFile is the path of the virtual disk to import.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"thumbprint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Thumbprint is the certificate thumbprint of the host.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret with the host's user name and password.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"initImageURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitImageURL is an image holding the VDDK library.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"extraArgs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraArgs names a ConfigMap of extra arguments to the VDDK library.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeSpec is the claim a DataVolume creates and the source of its data.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is where the data comes from. Exactly one of source and sourceRef is set.",
+							Ref:         ref(v1beta1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"sourceRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourceRef is an indirect reference to the source of the data: a DataSource.",
+							Ref:         ref(v1beta1.DataVolumeSourceRef{}.OpenAPIModelName()),
+						},
+					},
+					"pvc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PVC is the claim's specification, used verbatim. Exactly one of pvc and storage is set.",
+							Ref:         ref(corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName()),
+						},
+					},
+					"storage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Storage is the claim's specification, completed from the storage class's StorageProfile (access modes, volume mode) and enlarged by the filesystem overhead.",
+							Ref:         ref(v1beta1.StorageSpec{}.OpenAPIModelName()),
+						},
+					},
+					"priorityClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PriorityClassName is the priority class of the importer, cloner and upload pods.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"contentType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContentType is what the data is: \"kubevirt\" (a disk image, the default) or \"archive\" (a tar archive extracted into the volume).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"checkpoints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Checkpoints are the stages of a multistage import.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.DataVolumeCheckpoint{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"finalCheckpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FinalCheckpoint says whether the current checkpoint is the last one.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preallocation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preallocation says whether the volume's storage is allocated in advance.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataVolumeCheckpoint{}.OpenAPIModelName(), v1beta1.DataVolumeSource{}.OpenAPIModelName(), v1beta1.DataVolumeSourceRef{}.OpenAPIModelName(), v1beta1.StorageSpec{}.OpenAPIModelName(), corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_DataVolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeStatus is the progress of a DataVolume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of the DataVolume's PersistentVolumeClaim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is where the DataVolume is in its life.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"progress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Progress is the transfer's progress in percent (\"45.50%\"), or \"N/A\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"restartCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestartCount is how often the pod populating the claim has restarted.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "type",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the latest observations: Ready, Bound and Running.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.DataVolumeCondition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.DataVolumeCondition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_FilesystemOverhead(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FilesystemOverhead is the space reserved on Filesystem volumes for the file system itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"global": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Global is the overhead of every storage class without its own.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"storageClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageClass maps storage class names to their overhead.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_ImportProxy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ImportProxy is the proxy importer pods use.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"HTTPProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPProxy is the proxy of http requests (http://user:password@host:port).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"HTTPSProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPSProxy is the proxy of https requests.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"noProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NoProxy is a comma-separated list of host names and CIDRs reached without the proxy.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"trustedCAProxy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TrustedCAProxy names a ConfigMap holding the proxy's certificate authority.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_PlatformOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PlatformOptions are the runtime requirements of an image.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture is the image's target CPU architecture.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_StorageProfile(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageProfile holds CDI's recommendations for the claims of one storage class (it has the storage class's name): access and volume modes, and the clone strategy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what an administrator sets for the storage class.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.StorageProfileSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the profile as computed from the spec and the storage class.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.StorageProfileStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.StorageProfileSpec{}.OpenAPIModelName(), v1beta1.StorageProfileStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_StorageProfileList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageProfileList is a list of StorageProfiles.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the StorageProfiles of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.StorageProfile{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.StorageProfile{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_StorageProfileSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageProfileSpec is what an administrator sets for a storage class.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cloneStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloneStrategy is the preferred way to clone: copy, snapshot or csi-clone.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimPropertySets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimPropertySets are the access and volume modes claims of this class get (at most 8).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.ClaimPropertySet{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"dataImportCronSourceFormat": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataImportCronSourceFormat is the format of the sources DataImportCrons create: pvc or snapshot.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"snapshotClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotClass is the VolumeSnapshotClass of snapshot clones; chosen by provisioner when unset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.ClaimPropertySet{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_StorageProfileStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageProfileStatus is a StorageProfile as computed.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"storageClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageClass is the name of the storage class.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"provisioner": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provisioner is the storage class's provisioner.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cloneStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloneStrategy is the clone strategy in effect.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimPropertySets": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimPropertySets are the access and volume modes in effect.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.ClaimPropertySet{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"dataImportCronSourceFormat": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataImportCronSourceFormat is the source format in effect.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"snapshotClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotClass is the VolumeSnapshotClass in effect.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.ClaimPropertySet{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_cdi_v1beta1_StorageSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageSpec is a claim's specification of which omitted fields are filled from the StorageProfile of its storage class.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"accessModes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessModes are the access modes the volume should have; from the StorageProfile when empty.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+										Enum:    []interface{}{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"},
+									},
+								},
+							},
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector is a label query over volumes to consider for binding.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the minimum resources the volume should have. The size (requests.storage) may be omitted when cloning: the source's size is used.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(corev1.VolumeResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName binds the claim to this PersistentVolume.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"storageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageClassName is the claim's storage class; the default storage class when unset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumeMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMode is Filesystem or Block; from the StorageProfile when unset.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
+						},
+					},
+					"dataSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataSource is the claim's data source (a VolumeSnapshot or a PersistentVolumeClaim).",
+							Ref:         ref(corev1.TypedLocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"dataSourceRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataSourceRef is the object the claim is populated from (a volume populator).",
+							Ref:         ref(corev1.TypedObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.TypedLocalObjectReference{}.OpenAPIModelName(), corev1.TypedObjectReference{}.OpenAPIModelName(), corev1.VolumeResourceRequirements{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_instancetype_v1beta1_CPUInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -671,7 +2663,7 @@ func schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref common.ReferenceCal
 					"spreadOptions": {
 						SchemaProps: spec.SchemaProps{
 							Description: "SpreadOptions tune the spread topology.",
-							Ref:         ref(v1beta1.SpreadOptions{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.SpreadOptions{}.OpenAPIModelName()),
 						},
 					},
 					"preferredCPUFeatures": {
@@ -697,7 +2689,7 @@ func schema_pkg_apis_instancetype_v1beta1_CPUPreferences(ref common.ReferenceCal
 			},
 		},
 		Dependencies: []string{
-			v1beta1.SpreadOptions{}.OpenAPIModelName(), v1.CPUFeature{}.OpenAPIModelName()},
+			instancetypev1beta1.SpreadOptions{}.OpenAPIModelName(), v1.CPUFeature{}.OpenAPIModelName()},
 	}
 }
 
@@ -1106,13 +3098,13 @@ func schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref common.Refe
 					"cpu": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CPU is the least vCPU count.",
-							Ref:         ref(v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName()),
 						},
 					},
 					"memory": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Memory is the least guest memory.",
-							Ref:         ref(v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
 						},
 					},
 					"architecture": {
@@ -1126,7 +3118,7 @@ func schema_pkg_apis_instancetype_v1beta1_PreferenceRequirements(ref common.Refe
 			},
 		},
 		Dependencies: []string{
-			v1beta1.CPUPreferenceRequirement{}.OpenAPIModelName(), v1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()},
+			instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName(), instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()},
 	}
 }
 
@@ -1189,7 +3181,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref 
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is what the instance type gives a VirtualMachine.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1197,7 +3189,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref 
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1237,7 +3229,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref(v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()),
+										Ref:     ref(instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1248,7 +3240,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1284,7 +3276,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref co
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec holds the preferred values.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1292,7 +3284,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref co
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1332,7 +3324,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(re
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref(v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName()),
+										Ref:     ref(instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1343,7 +3335,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(re
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1379,7 +3371,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref common.
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is what the instance type gives a VirtualMachine.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1387,7 +3379,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref common.
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1427,7 +3419,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref com
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref(v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName()),
+										Ref:     ref(instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1438,7 +3430,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref com
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachineInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1476,14 +3468,14 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref com
 						SchemaProps: spec.SchemaProps{
 							Description: "CPU is the guest's vCPU count and CPU settings.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.CPUInstancetype{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName()),
 						},
 					},
 					"memory": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Memory is the guest's memory.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.MemoryInstancetype{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName()),
 						},
 					},
 					"gpus": {
@@ -1564,7 +3556,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref com
 			},
 		},
 		Dependencies: []string{
-			v1beta1.CPUInstancetype{}.OpenAPIModelName(), v1beta1.MemoryInstancetype{}.OpenAPIModelName(), v1.DiskIOThreads{}.OpenAPIModelName(), v1.GPU{}.OpenAPIModelName(), v1.HostDevice{}.OpenAPIModelName(), v1.LaunchSecurity{}.OpenAPIModelName()},
+			instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName(), instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName(), v1.DiskIOThreads{}.OpenAPIModelName(), v1.GPU{}.OpenAPIModelName(), v1.HostDevice{}.OpenAPIModelName(), v1.LaunchSecurity{}.OpenAPIModelName()},
 	}
 }
 
@@ -1600,7 +3592,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref common.Re
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec holds the preferred values.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1608,7 +3600,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreference(ref common.Re
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1648,7 +3640,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref commo
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref(v1beta1.VirtualMachinePreference{}.OpenAPIModelName()),
+										Ref:     ref(instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1659,7 +3651,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref commo
 			},
 		},
 		Dependencies: []string{
-			v1beta1.VirtualMachinePreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1673,43 +3665,43 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref commo
 					"clock": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Clock preferences.",
-							Ref:         ref(v1beta1.ClockPreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.ClockPreferences{}.OpenAPIModelName()),
 						},
 					},
 					"cpu": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CPU preferences: how the vCPUs are laid out.",
-							Ref:         ref(v1beta1.CPUPreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.CPUPreferences{}.OpenAPIModelName()),
 						},
 					},
 					"devices": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Devices preferences: buses, models and which devices are attached.",
-							Ref:         ref(v1beta1.DevicePreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.DevicePreferences{}.OpenAPIModelName()),
 						},
 					},
 					"features": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Features preferences (ACPI, APIC, Hyper-V, ...).",
-							Ref:         ref(v1beta1.FeaturePreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName()),
 						},
 					},
 					"firmware": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Firmware preferences (BIOS or EFI, secure boot).",
-							Ref:         ref(v1beta1.FirmwarePreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName()),
 						},
 					},
 					"machine": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Machine preferences.",
-							Ref:         ref(v1beta1.MachinePreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.MachinePreferences{}.OpenAPIModelName()),
 						},
 					},
 					"volumes": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Volumes preferences.",
-							Ref:         ref(v1beta1.VolumePreferences{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.VolumePreferences{}.OpenAPIModelName()),
 						},
 					},
 					"preferredSubdomain": {
@@ -1729,7 +3721,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref commo
 					"requirements": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Requirements the instance type (or the VirtualMachine) must meet.",
-							Ref:         ref(v1beta1.PreferenceRequirements{}.OpenAPIModelName()),
+							Ref:         ref(instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName()),
 						},
 					},
 					"annotations": {
@@ -1766,7 +3758,7 @@ func schema_pkg_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref commo
 			},
 		},
 		Dependencies: []string{
-			v1beta1.CPUPreferences{}.OpenAPIModelName(), v1beta1.ClockPreferences{}.OpenAPIModelName(), v1beta1.DevicePreferences{}.OpenAPIModelName(), v1beta1.FeaturePreferences{}.OpenAPIModelName(), v1beta1.FirmwarePreferences{}.OpenAPIModelName(), v1beta1.MachinePreferences{}.OpenAPIModelName(), v1beta1.PreferenceRequirements{}.OpenAPIModelName(), v1beta1.VolumePreferences{}.OpenAPIModelName()},
+			instancetypev1beta1.CPUPreferences{}.OpenAPIModelName(), instancetypev1beta1.ClockPreferences{}.OpenAPIModelName(), instancetypev1beta1.DevicePreferences{}.OpenAPIModelName(), instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName(), instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName(), instancetypev1beta1.MachinePreferences{}.OpenAPIModelName(), instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName(), instancetypev1beta1.VolumePreferences{}.OpenAPIModelName()},
 	}
 }
 
@@ -3012,10 +5004,10 @@ func schema_pkg_apis_kubevirt_v1_DataVolumeStorageSpec(ref common.ReferenceCallb
 					},
 					"volumeMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "VolumeMode of the claim.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+							Description: "VolumeMode of the claim.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
 							Type:        []string{"string"},
 							Format:      "",
-							Enum:        []interface{}{"Block", "Filesystem"},
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
 						},
 					},
 					"dataSource": {
@@ -5666,10 +7658,10 @@ func schema_pkg_apis_kubevirt_v1_PersistentVolumeClaimInfo(ref common.ReferenceC
 					},
 					"volumeMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "VolumeMode of the claim (Filesystem or Block).\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+							Description: "VolumeMode of the claim (Filesystem or Block).\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
 							Type:        []string{"string"},
 							Format:      "",
-							Enum:        []interface{}{"Block", "Filesystem"},
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
 						},
 					},
 					"capacity": {
@@ -9840,6 +11832,150 @@ func schema_pkg_apis_kubevirt_v1_WatchdogDevice(ref common.ReferenceCallback) co
 		},
 		Dependencies: []string{
 			v1.Diag288Watchdog{}.OpenAPIModelName(), v1.I6300ESBWatchdog{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_upload_v1beta1_UploadTokenRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UploadTokenRequest asks for a token to upload data into one claim of the request's namespace. It is never stored: the answer to its creation carries the token in status.token.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names the claim to upload to.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(uploadv1beta1.UploadTokenRequestSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status holds the token; the server writes it, a request leaves it out.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(uploadv1beta1.UploadTokenRequestStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			uploadv1beta1.UploadTokenRequestSpec{}.OpenAPIModelName(), uploadv1beta1.UploadTokenRequestStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_upload_v1beta1_UploadTokenRequestList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UploadTokenRequestList is a list of UploadTokenRequests.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the requests of the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(uploadv1beta1.UploadTokenRequest{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			uploadv1beta1.UploadTokenRequest{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_upload_v1beta1_UploadTokenRequestSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UploadTokenRequestSpec names the claim to upload to.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pvcName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PvcName is the name of the PersistentVolumeClaim (or DataVolume) to upload to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"pvcName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_upload_v1beta1_UploadTokenRequestStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UploadTokenRequestStatus holds the token.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"token": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Token is the bearer token to send to the upload proxy (Authorization: Bearer <token>); it is valid for five minutes, for the requested claim of the request's namespace only.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -17750,10 +19886,10 @@ func schema_k8sio_api_core_v1_PersistentVolumeClaimSpec(ref common.ReferenceCall
 					},
 					"volumeMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+							Description: "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
 							Type:        []string{"string"},
 							Format:      "",
-							Enum:        []interface{}{"Block", "Filesystem"},
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
 						},
 					},
 					"dataSource": {
@@ -18393,10 +20529,10 @@ func schema_k8sio_api_core_v1_PersistentVolumeSpec(ref common.ReferenceCallback)
 					},
 					"volumeMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.",
+							Description: "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
 							Type:        []string{"string"},
 							Format:      "",
-							Enum:        []interface{}{"Block", "Filesystem"},
+							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
 						},
 					},
 					"nodeAffinity": {

@@ -77,11 +77,17 @@ func New(r Resource, optsGetter generic.RESTOptionsGetter) (*genericregistry.Sto
 
 // ResetFields returns the same reset field set for every served version of kubevirt.io.
 func ResetFields(paths ...fieldpath.Path) map[fieldpath.APIVersion]*fieldpath.Set {
+	return resetFieldsOf([]fieldpath.APIVersion{"kubevirt.io/v1", "kubevirt.io/v1alpha3"}, paths...)
+}
+
+// resetFieldsOf returns the same reset field set for each of versions.
+func resetFieldsOf(versions []fieldpath.APIVersion, paths ...fieldpath.Path) map[fieldpath.APIVersion]*fieldpath.Set {
 	set := fieldpath.NewSet(paths...)
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"kubevirt.io/v1":       set,
-		"kubevirt.io/v1alpha3": set,
+	out := make(map[fieldpath.APIVersion]*fieldpath.Set, len(versions))
+	for _, v := range versions {
+		out[v] = set
 	}
+	return out
 }
 
 // KeepMetadata undoes metadata changes made through /status. Only the controller-owned status
@@ -95,11 +101,14 @@ func KeepMetadata(newMeta, oldMeta *metav1.ObjectMeta) {
 
 // StatusResetFields are the fields a /status write never changes: spec and what KeepMetadata keeps.
 func StatusResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return ResetFields(
-		fieldpath.MakePathOrDie("spec"),
-		fieldpath.MakePathOrDie("metadata", "labels"),
-		fieldpath.MakePathOrDie("metadata", "annotations"),
-		fieldpath.MakePathOrDie("metadata", "finalizers"),
-		fieldpath.MakePathOrDie("metadata", "ownerReferences"),
-	)
+	return ResetFields(statusResetPaths...)
+}
+
+// statusResetPaths are the paths of StatusResetFields.
+var statusResetPaths = []fieldpath.Path{
+	fieldpath.MakePathOrDie("spec"),
+	fieldpath.MakePathOrDie("metadata", "labels"),
+	fieldpath.MakePathOrDie("metadata", "annotations"),
+	fieldpath.MakePathOrDie("metadata", "finalizers"),
+	fieldpath.MakePathOrDie("metadata", "ownerReferences"),
 }

@@ -47,6 +47,8 @@ type strategy[T runtime.Object] struct {
 	namespaced bool
 	// resetFields are the fields writes through the main resource never change.
 	resetFields map[fieldpath.APIVersion]*fieldpath.Set
+	// statusResetFields are the fields writes through /status never change.
+	statusResetFields map[fieldpath.APIVersion]*fieldpath.Set
 }
 
 // statusStrategy is the /status strategy for objects of type T.
@@ -63,7 +65,17 @@ var (
 // its rules.
 func NewStrategies[T runtime.Object](typer runtime.ObjectTyper, rules Rules[T]) (Strategy, StatusStrategy) {
 	s := strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, rules: rules, namespaced: true,
-		resetFields: ResetFields(fieldpath.MakePathOrDie("status"))}
+		resetFields: ResetFields(fieldpath.MakePathOrDie("status")), statusResetFields: StatusResetFields()}
+	return s, statusStrategy[T]{strategy: s}
+}
+
+// NewGroupStrategies builds the main and /status strategies of a resource with status in any
+// group and scope. versions are the served API versions (e.g. "cdi.kubevirt.io/v1beta1") that
+// server-side apply's reset fields are keyed by.
+func NewGroupStrategies[T runtime.Object](typer runtime.ObjectTyper, scope Scope, versions []fieldpath.APIVersion, rules Rules[T]) (Strategy, StatusStrategy) {
+	s := strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, rules: rules, namespaced: bool(scope),
+		resetFields:       resetFieldsOf(versions, fieldpath.MakePathOrDie("status")),
+		statusResetFields: resetFieldsOf(versions, statusResetPaths...)}
 	return s, statusStrategy[T]{strategy: s}
 }
 
@@ -126,6 +138,6 @@ func (s statusStrategy[T]) ValidateUpdate(_ context.Context, obj, old runtime.Ob
 }
 
 // GetResetFields: writes through /status never change spec or the metadata KeepMetadata keeps.
-func (statusStrategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return StatusResetFields()
+func (s statusStrategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.statusResetFields
 }

@@ -39,6 +39,646 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.CDIConfig
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.CDIConfigSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.CDIConfigStatus
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.CDIConfigSpec
+  map:
+    fields:
+    - name: dataVolumeTTLSeconds
+      type:
+        scalar: numeric
+    - name: featureGates
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: filesystemOverhead
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.FilesystemOverhead
+    - name: imagePullSecrets
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.LocalObjectReference
+          elementRelationship: atomic
+    - name: importProxy
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ImportProxy
+    - name: insecureRegistries
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: logVerbosity
+      type:
+        scalar: numeric
+    - name: podResourceRequirements
+      type:
+        namedType: io.k8s.api.core.v1.ResourceRequirements
+    - name: preallocation
+      type:
+        scalar: boolean
+    - name: scratchSpaceStorageClass
+      type:
+        scalar: string
+    - name: uploadProxyURLOverride
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.CDIConfigStatus
+  map:
+    fields:
+    - name: defaultPodResourceRequirements
+      type:
+        namedType: io.k8s.api.core.v1.ResourceRequirements
+    - name: filesystemOverhead
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.FilesystemOverhead
+    - name: imagePullSecrets
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.LocalObjectReference
+          elementRelationship: atomic
+    - name: importProxy
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ImportProxy
+    - name: preallocation
+      type:
+        scalar: boolean
+    - name: scratchSpaceStorageClass
+      type:
+        scalar: string
+    - name: uploadProxyCA
+      type:
+        scalar: string
+    - name: uploadProxyURL
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ClaimPropertySet
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: volumeMode
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSource
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceStatus
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceCondition
+  map:
+    fields:
+    - name: lastHeartbeatTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceRefSourceDataSource
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: namespace
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceSource
+  map:
+    fields:
+    - name: dataSource
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceRefSourceDataSource
+    - name: pvc
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourcePVC
+    - name: snapshot
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceSnapshot
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceSpec
+  map:
+    fields:
+    - name: source
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceSource
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: source
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataSourceSource
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolume
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeStatus
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeBlankImage
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeCheckpoint
+  map:
+    fields:
+    - name: current
+      type:
+        scalar: string
+      default: ""
+    - name: previous
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeCondition
+  map:
+    fields:
+    - name: lastHeartbeatTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSource
+  map:
+    fields:
+    - name: blank
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeBlankImage
+    - name: gcs
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceGCS
+    - name: http
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceHTTP
+    - name: imageio
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceImageIO
+    - name: pvc
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourcePVC
+    - name: registry
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceRegistry
+    - name: s3
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceS3
+    - name: snapshot
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceSnapshot
+    - name: upload
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceUpload
+    - name: vddk
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceVDDK
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceGCS
+  map:
+    fields:
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceHTTP
+  map:
+    fields:
+    - name: certConfigMap
+      type:
+        scalar: string
+    - name: extraHeaders
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: secretExtraHeaders
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceImageIO
+  map:
+    fields:
+    - name: certConfigMap
+      type:
+        scalar: string
+    - name: diskId
+      type:
+        scalar: string
+      default: ""
+    - name: insecureSkipVerify
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourcePVC
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: namespace
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceRef
+  map:
+    fields:
+    - name: kind
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: namespace
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceRegistry
+  map:
+    fields:
+    - name: certConfigMap
+      type:
+        scalar: string
+    - name: imageStream
+      type:
+        scalar: string
+    - name: platform
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.PlatformOptions
+    - name: pullMethod
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceS3
+  map:
+    fields:
+    - name: certConfigMap
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceSnapshot
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: namespace
+      type:
+        scalar: string
+      default: ""
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceUpload
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceVDDK
+  map:
+    fields:
+    - name: backingFile
+      type:
+        scalar: string
+    - name: extraArgs
+      type:
+        scalar: string
+    - name: initImageURL
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        scalar: string
+    - name: thumbprint
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+    - name: uuid
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSpec
+  map:
+    fields:
+    - name: checkpoints
+      type:
+        list:
+          elementType:
+            namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeCheckpoint
+          elementRelationship: atomic
+    - name: contentType
+      type:
+        scalar: string
+    - name: finalCheckpoint
+      type:
+        scalar: boolean
+    - name: preallocation
+      type:
+        scalar: boolean
+    - name: priorityClassName
+      type:
+        scalar: string
+    - name: pvc
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeClaimSpec
+    - name: source
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSource
+    - name: sourceRef
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSourceRef
+    - name: storage
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageSpec
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeStatus
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: phase
+      type:
+        scalar: string
+    - name: progress
+      type:
+        scalar: string
+    - name: restartCount
+      type:
+        scalar: numeric
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.FilesystemOverhead
+  map:
+    fields:
+    - name: global
+      type:
+        scalar: string
+    - name: storageClass
+      type:
+        map:
+          elementType:
+            scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ImportProxy
+  map:
+    fields:
+    - name: HTTPProxy
+      type:
+        scalar: string
+    - name: HTTPSProxy
+      type:
+        scalar: string
+    - name: noProxy
+      type:
+        scalar: string
+    - name: trustedCAProxy
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.PlatformOptions
+  map:
+    fields:
+    - name: architecture
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageProfile
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageProfileSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageProfileStatus
+      default: {}
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageProfileSpec
+  map:
+    fields:
+    - name: claimPropertySets
+      type:
+        list:
+          elementType:
+            namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ClaimPropertySet
+          elementRelationship: atomic
+    - name: cloneStrategy
+      type:
+        scalar: string
+    - name: dataImportCronSourceFormat
+      type:
+        scalar: string
+    - name: snapshotClass
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageProfileStatus
+  map:
+    fields:
+    - name: claimPropertySets
+      type:
+        list:
+          elementType:
+            namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.ClaimPropertySet
+          elementRelationship: atomic
+    - name: cloneStrategy
+      type:
+        scalar: string
+    - name: dataImportCronSourceFormat
+      type:
+        scalar: string
+    - name: provisioner
+      type:
+        scalar: string
+    - name: snapshotClass
+      type:
+        scalar: string
+    - name: storageClass
+      type:
+        scalar: string
+- name: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.StorageSpec
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: dataSource
+      type:
+        namedType: io.k8s.api.core.v1.TypedLocalObjectReference
+    - name: dataSourceRef
+      type:
+        namedType: io.k8s.api.core.v1.TypedObjectReference
+    - name: resources
+      type:
+        namedType: io.k8s.api.core.v1.VolumeResourceRequirements
+      default: {}
+    - name: selector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: storageClassName
+      type:
+        scalar: string
+    - name: volumeMode
+      type:
+        scalar: string
+    - name: volumeName
+      type:
+        scalar: string
 - name: com.github.nativevirt.nativevirt.pkg.apis.instancetype.v1beta1.CPUInstancetype
   map:
     fields:
@@ -3392,6 +4032,16 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: io.k8s.api.core.v1.ResourceClaim
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: request
+      type:
+        scalar: string
 - name: io.k8s.api.core.v1.ResourceFieldSelector
   map:
     fields:
@@ -3406,6 +4056,27 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
       default: ""
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.ResourceRequirements
+  map:
+    fields:
+    - name: claims
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.ResourceClaim
+          elementRelationship: associative
+          keys:
+          - name
+    - name: limits
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: io.k8s.api.core.v1.TCPSocketAction
   map:
     fields:

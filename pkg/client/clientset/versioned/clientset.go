@@ -22,8 +22,10 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/cdi/v1beta1"
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1"
+	uploadv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/upload/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -31,15 +33,24 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
+	CdiV1beta1() cdiv1beta1.CdiV1beta1Interface
 	InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface
 	KubevirtV1() kubevirtv1.KubevirtV1Interface
+	UploadV1beta1() uploadv1beta1.UploadV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	cdiV1beta1          *cdiv1beta1.CdiV1beta1Client
 	instancetypeV1beta1 *instancetypev1beta1.InstancetypeV1beta1Client
 	kubevirtV1          *kubevirtv1.KubevirtV1Client
+	uploadV1beta1       *uploadv1beta1.UploadV1beta1Client
+}
+
+// CdiV1beta1 retrieves the CdiV1beta1Client
+func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
+	return c.cdiV1beta1
 }
 
 // InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
@@ -50,6 +61,11 @@ func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return c.kubevirtV1
+}
+
+// UploadV1beta1 retrieves the UploadV1beta1Client
+func (c *Clientset) UploadV1beta1() uploadv1beta1.UploadV1beta1Interface {
+	return c.uploadV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -96,11 +112,19 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.cdiV1beta1, err = cdiv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.instancetypeV1beta1, err = instancetypev1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
 	}
 	cs.kubevirtV1, err = kubevirtv1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	cs.uploadV1beta1, err = uploadv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +149,10 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.cdiV1beta1 = cdiv1beta1.New(c)
 	cs.instancetypeV1beta1 = instancetypev1beta1.New(c)
 	cs.kubevirtV1 = kubevirtv1.New(c)
+	cs.uploadV1beta1 = uploadv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

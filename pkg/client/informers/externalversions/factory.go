@@ -25,6 +25,7 @@ import (
 	time "time"
 
 	versioned "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	cdi "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/cdi"
 	instancetype "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/instancetype"
 	internalinterfaces "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/internalinterfaces"
 	kubevirt "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt"
@@ -326,8 +327,13 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Cdi() cdi.Interface
 	Instancetype() instancetype.Interface
 	Kubevirt() kubevirt.Interface
+}
+
+func (f *sharedInformerFactory) Cdi() cdi.Interface {
+	return cdi.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Instancetype() instancetype.Interface {

@@ -21,7 +21,8 @@ package externalversions
 import (
 	fmt "fmt"
 
-	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
+	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	v1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -53,14 +54,24 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=instancetype.kubevirt.io, Version=v1beta1
-	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterinstancetypes"):
+	// Group=cdi.kubevirt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithResource("cdiconfigs"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Cdi().V1beta1().CDIConfigs().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("datasources"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Cdi().V1beta1().DataSources().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("datavolumes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Cdi().V1beta1().DataVolumes().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("storageprofiles"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Cdi().V1beta1().StorageProfiles().Informer()}, nil
+
+		// Group=instancetype.kubevirt.io, Version=v1beta1
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterinstancetypes"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterInstancetypes().Informer()}, nil
-	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterpreferences"):
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterpreferences"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterPreferences().Informer()}, nil
-	case v1beta1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineInstancetypes().Informer()}, nil
-	case v1beta1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachinePreferences().Informer()}, nil
 
 		// Group=kubevirt.io, Version=v1

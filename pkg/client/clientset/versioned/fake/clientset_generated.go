@@ -21,10 +21,14 @@ package fake
 import (
 	applyconfiguration "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration"
 	clientset "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/cdi/v1beta1"
+	fakecdiv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/cdi/v1beta1/fake"
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1"
 	fakeinstancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/instancetype/v1beta1/fake"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1"
 	fakekubevirtv1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/kubevirt/v1/fake"
+	uploadv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/upload/v1beta1"
+	fakeuploadv1beta1 "github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/typed/upload/v1beta1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -138,6 +142,11 @@ var (
 	_ testing.FakeClient  = &Clientset{}
 )
 
+// CdiV1beta1 retrieves the CdiV1beta1Client
+func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
+	return &fakecdiv1beta1.FakeCdiV1beta1{Fake: &c.Fake}
+}
+
 // InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
 func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface {
 	return &fakeinstancetypev1beta1.FakeInstancetypeV1beta1{Fake: &c.Fake}
@@ -146,4 +155,9 @@ func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return &fakekubevirtv1.FakeKubevirtV1{Fake: &c.Fake}
+}
+
+// UploadV1beta1 retrieves the UploadV1beta1Client
+func (c *Clientset) UploadV1beta1() uploadv1beta1.UploadV1beta1Interface {
+	return &fakeuploadv1beta1.FakeUploadV1beta1{Fake: &c.Fake}
 }
