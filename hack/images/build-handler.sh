@@ -18,7 +18,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 REF=${NV_HANDLER_IMAGE:-localhost/nativevirt-handler:dev}
 SUITE=${NV_LAUNCHER_SUITE:-${NV_DEBIAN_SUITE:-trixie}}
 VARIANT=$SUITE
-case ${NV_LAUNCHER_BACKPORTS:-0} in 1 | true | yes) VARIANT=$SUITE-backports ;; esac
+default_backports=0
+[[ $SUITE == trixie ]] && default_backports=1 # as build-launcher.sh
+case ${NV_LAUNCHER_BACKPORTS:-$default_backports} in 1 | true | yes) VARIANT=$SUITE-backports ;; esac
 launcher=$NV_ROOT/_output/images/launcher/$VARIANT
 dir=$NV_ROOT/_output/images/handler/$VARIANT
 tarball=$dir/nativevirt-handler.tar
