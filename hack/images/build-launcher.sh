@@ -27,7 +27,7 @@ REF=${NV_LAUNCHER_IMAGE:-localhost/nativevirt-launcher:dev}
 SUITE=${NV_LAUNCHER_SUITE:-${NV_DEBIAN_SUITE:-trixie}}
 # trixie-backports by default: its libvirt 12 asks QEMU 11 for the started vCPU's features with one
 # qom-list-get where trixie's libvirt 11.3 sends ~460 qom-gets (0.05 instead of 0.26 CPU-seconds
-# of libvirtd and QEMU per domain start, docs/performance-findings.md).
+# of libvirtd and QEMU per domain start: hack/images/start-cost.sh).
 default_backports=0
 [[ $SUITE == trixie ]] && default_backports=1
 BACKPORTS=${NV_LAUNCHER_BACKPORTS:-$default_backports}
