@@ -7,16 +7,24 @@
 # into _output/images/nativevirt-handler.tar, imported when the cluster's containerd runs.
 #
 #   hack/images/build-handler.sh
+#   NV_LAUNCHER_SUITE, NV_LAUNCHER_BACKPORTS: the Debian variant, as for build-launcher.sh
 #
 # Sharing the launcher's rootfs costs no second debootstrap and keeps the agent's libvirt client
 # the same version as the launchers' daemons. The image is rebuilt only when that rootfs or the
-# binary changes (stamp in _output/images/handler).
+# binary changes (stamp in _output/images/handler/<variant>). The variant built last is the one at
+# _output/images/nativevirt-handler.tar (a hard link).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 REF=${NV_HANDLER_IMAGE:-localhost/nativevirt-handler:dev}
-launcher=$NV_ROOT/_output/images/launcher
-dir=$NV_ROOT/_output/images/handler
-tarball=$NV_ROOT/_output/images/nativevirt-handler.tar
+SUITE=${NV_LAUNCHER_SUITE:-${NV_DEBIAN_SUITE:-trixie}}
+VARIANT=$SUITE
+default_backports=0
+[[ $SUITE == trixie ]] && default_backports=1 # as build-launcher.sh
+case ${NV_LAUNCHER_BACKPORTS:-$default_backports} in 1 | true | yes) VARIANT=$SUITE-backports ;; esac
+launcher=$NV_ROOT/_output/images/launcher/$VARIANT
+dir=$NV_ROOT/_output/images/handler/$VARIANT
+tarball=$dir/nativevirt-handler.tar
+current=$NV_ROOT/_output/images/nativevirt-handler.tar
 t0=$(date +%s)
 
 if [[ ! -f $launcher/base.stamp || ! -x $launcher/base/usr/sbin/libvirtd ]]; then
@@ -46,8 +54,9 @@ else
 	echo "$stamp" >"$dir/stamp"
 	nv_log "handler: $tarball ($(du -m "$tarball" | cut -f1) MB)"
 fi
+ln -f "$tarball" "$current"
 
 if [[ -S $NV_CONTAINERD_SOCK ]]; then
-	"$NV_ROOT/hack/images/import.sh" "$tarball"
+	"$NV_ROOT/hack/images/import.sh" "$current"
 fi
 nv_log "handler: done in $(($(date +%s) - t0)) s"

@@ -36,7 +36,8 @@ import (
 // volumeLabel (cfgdata by default). The kubelet mounts them into the launcher pod with the pod's
 // rights and the launcher builds the disks; the guest mounts them by label and reads them. An
 // SSH key access credential (noCloud) reaches the cloud-init meta-data, and a secret volume
-// without a disk gives the guest a SLIC ACPI table (firmware.acpi.slicNameRef).
+// without a disk gives the guest SLIC and MSDM ACPI tables (firmware.acpi.slicNameRef,
+// msdmNameRef).
 func TestConfigVolumes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-cfgvol")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -57,9 +58,12 @@ func TestConfigVolumes(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// A SLIC ACPI table (Windows OEM activation), from a secret volume without a disk.
+	// SLIC and MSDM ACPI tables (Windows OEM activation), from a secret volume without a disk.
 	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "slic"}, Data: map[string][]byte{"slic.bin": slicTable("nativevirt-slic-marker")},
+		ObjectMeta: metav1.ObjectMeta{Name: "slic"}, Data: map[string][]byte{
+			"slic.bin": acpiTable("SLIC", "nativevirt-slic-marker"),
+			"msdm.bin": acpiTable("MSDM", "nativevirt-msdm-marker"),
+		},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestConfigVolumes(t *testing.T) {
 	}
 	spec.Volumes = append(spec.Volumes, kubevirtv1.Volume{Name: "acpi", VolumeSource: kubevirtv1.VolumeSource{
 		Secret: &kubevirtv1.SecretVolumeSource{SecretName: "slic"}}})
-	spec.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &kubevirtv1.ACPI{SlicNameRef: "acpi"}}
+	spec.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &kubevirtv1.ACPI{SlicNameRef: "acpi", MsdmNameRef: "acpi"}}
 	spec.AccessCredentials = []kubevirtv1.AccessCredential{{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
 		Source: kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: "ssh-keys"}},
 		PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{
@@ -139,12 +143,12 @@ func TestConfigVolumes(t *testing.T) {
 	if strings.Contains(s.all(), "can't find") {
 		t.Errorf("a disk label was not found:\n%s", s.all())
 	}
-	// The SLIC table is among the guest's ACPI tables.
-	s.send("echo slic-$(grep -c nativevirt-slic-marker /sys/firmware/acpi/tables/SLIC)-end")
-	if s.expect(regexp.MustCompile(`slic-1-end`), time.Minute, false) == nil {
-		t.Errorf("the guest has no SLIC table from the secret:\n%s", s.all())
+	// The SLIC and MSDM tables are among the guest's ACPI tables.
+	s.send("echo acpi-$(grep -c nativevirt-slic-marker /sys/firmware/acpi/tables/SLIC)-$(grep -c nativevirt-msdm-marker /sys/firmware/acpi/tables/MSDM)-end")
+	if s.expect(regexp.MustCompile(`acpi-1-1-end`), time.Minute, false) == nil {
+		t.Errorf("the guest lacks the SLIC or the MSDM table from the secret:\n%s", s.all())
 	} else {
-		t.Log("the guest's ACPI tables hold the SLIC table of the secret")
+		t.Log("the guest's ACPI tables hold the SLIC and MSDM tables of the secret")
 	}
 	// The access credential's key is in the NoCloud meta-data (cloud-init's public-keys), which
 	// the demo guest's init mounted at /mnt/cloudinit.
@@ -186,11 +190,11 @@ func TestConfigVolumes(t *testing.T) {
 	}
 }
 
-// slicTable is an ACPI SLIC table: the 36-byte header (signature, length, revision, checksum,
-// OEM and creator fields) and body, its bytes summing to 0.
-func slicTable(body string) []byte {
+// acpiTable is an ACPI table with signature sig (SLIC, MSDM): the 36-byte header (signature,
+// length, revision, checksum, OEM and creator fields) and body, its bytes summing to 0.
+func acpiTable(sig, body string) []byte {
 	t := make([]byte, 36, 36+len(body))
-	copy(t[0:4], "SLIC")
+	copy(t[0:4], sig)
 	binary.LittleEndian.PutUint32(t[4:8], uint32(36+len(body)))
 	t[8] = 1
 	copy(t[10:16], "NVTEST")

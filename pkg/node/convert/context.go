@@ -37,6 +37,8 @@ const (
 	ConfigISOFile = "config.iso"
 	// SlicTableFile is the SLIC table's file in its secret volume (KubeVirt's key).
 	SlicTableFile = "slic.bin"
+	// MsdmTableFile is the MSDM table's file in its secret volume (KubeVirt's key).
+	MsdmTableFile = "msdm.bin"
 	// KernelBootDir is the directory under DisksDir that receives the
 	// kernel and initrd of spec.domain.firmware.kernelBoot.
 	KernelBootDir = "kernel-boot"

@@ -164,6 +164,8 @@ type BlockIO struct {
 	LogicalBlockSize uint32 `xml:"logical_block_size,attr,omitempty"`
 	// PhysicalBlockSize in bytes.
 	PhysicalBlockSize uint32 `xml:"physical_block_size,attr,omitempty"`
+	// DiscardGranularity in bytes (libvirt 10.2+; 0 turns discard off for the guest).
+	DiscardGranularity *uint32 `xml:"discard_granularity,attr,omitempty"`
 }
 
 // Boot is a device's place in the boot order.

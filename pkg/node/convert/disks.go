@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -271,8 +272,20 @@ func diskBlockIO(b *kubevirtv1.BlockSize, p *field.Path) (*BlockIO, field.ErrorL
 	if c == nil {
 		return nil, errs
 	}
-	if c.DiscardGranularity != nil {
-		errs = append(errs, field.Forbidden(p.Child("custom", "discardGranularity"), "a discard granularity is not supported (libvirt 9.0)"))
+	var discard *uint32
+	if g := c.DiscardGranularity; g != nil {
+		// A whole number of logical blocks (512 bytes unless set), as QEMU requires.
+		unit := int32(512)
+		if c.Logical > 0 {
+			unit = c.Logical
+		}
+		if *g < 0 || *g%unit != 0 {
+			errs = append(errs, field.Invalid(p.Child("custom", "discardGranularity"), *g,
+				fmt.Sprintf("must be 0 or a multiple of the logical block size (%d)", unit)))
+		} else {
+			v := uint32(*g)
+			discard = &v
+		}
 	}
 	for _, s := range []struct {
 		name  string
@@ -285,8 +298,8 @@ func diskBlockIO(b *kubevirtv1.BlockSize, p *field.Path) (*BlockIO, field.ErrorL
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if c.Logical == 0 && c.Physical == 0 {
+	if c.Logical == 0 && c.Physical == 0 && discard == nil {
 		return nil, nil
 	}
-	return &BlockIO{LogicalBlockSize: uint32(c.Logical), PhysicalBlockSize: uint32(c.Physical)}, nil
+	return &BlockIO{LogicalBlockSize: uint32(c.Logical), PhysicalBlockSize: uint32(c.Physical), DiscardGranularity: discard}, nil
 }

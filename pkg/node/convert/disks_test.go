@@ -182,8 +182,22 @@ func TestConvertDisk(t *testing.T) {
 		src:     file,
 		wantErr: "blockSize.matchVolume",
 	}, {
-		name:    "discard granularity",
-		disk:    kubevirtv1.Disk{Name: "d", BlockSize: &kubevirtv1.BlockSize{Custom: &kubevirtv1.CustomBlockSize{Logical: 512, DiscardGranularity: ptr(int32(512))}}},
+		name: "discard granularity",
+		disk: kubevirtv1.Disk{Name: "d", BlockSize: &kubevirtv1.BlockSize{Custom: &kubevirtv1.CustomBlockSize{Logical: 512, DiscardGranularity: ptr(int32(4096))}}},
+		src:  file,
+		want: Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "raw"}, Source: &DiskSource{File: "/img"},
+			Target: DiskTarget{Bus: "virtio"}, BlockIO: &BlockIO{LogicalBlockSize: 512, DiscardGranularity: ptr(uint32(4096))}, Alias: &Alias{Name: "ua-d"}},
+		wantBus: kubevirtv1.DiskBusVirtio,
+	}, {
+		name: "discard off",
+		disk: kubevirtv1.Disk{Name: "d", BlockSize: &kubevirtv1.BlockSize{Custom: &kubevirtv1.CustomBlockSize{DiscardGranularity: ptr(int32(0))}}},
+		src:  file,
+		want: Disk{Type: "file", Device: "disk", Driver: &DiskDriver{Name: "qemu", Type: "raw"}, Source: &DiskSource{File: "/img"},
+			Target: DiskTarget{Bus: "virtio"}, BlockIO: &BlockIO{DiscardGranularity: ptr(uint32(0))}, Alias: &Alias{Name: "ua-d"}},
+		wantBus: kubevirtv1.DiskBusVirtio,
+	}, {
+		name:    "discard granularity not a multiple of the logical block size",
+		disk:    kubevirtv1.Disk{Name: "d", BlockSize: &kubevirtv1.BlockSize{Custom: &kubevirtv1.CustomBlockSize{Logical: 4096, DiscardGranularity: ptr(int32(512))}}},
 		src:     file,
 		wantErr: "discardGranularity",
 	}, {

@@ -129,7 +129,7 @@ type OSACPI struct {
 
 // ACPITable is a whole ACPI table (header and body) in a file.
 type ACPITable struct {
-	// Type is the table's kind ("slic").
+	// Type is the table's kind ("slic", "msdm").
 	Type string `xml:"type,attr"`
 	// Path is the file.
 	Path string `xml:",chardata"`

@@ -51,12 +51,17 @@ func convertOS(vmi *kubevirtv1.VirtualMachineInstance, c Context, serialConsole 
 		errs = append(errs, convertBootloader(fw.Bootloader, serialConsole, &os, fp.Child("bootloader"))...)
 		errs = append(errs, convertKernelBoot(fw.KernelBoot, c, &os, fp.Child("kernelBoot"))...)
 		if a := fw.ACPI; a != nil {
-			if a.MsdmNameRef != "" {
-				errs = append(errs, field.Forbidden(fp.Child("acpi", "msdmNameRef"), "MSDM tables are not supported"))
-			}
+			// The secret volumes are mounted in the compute container; QEMU reads the tables.
+			// libvirt takes an MSDM table since 11.2 (the launcher image's Debian 13 has 11.3).
+			var tables []ACPITable
 			if a.SlicNameRef != "" {
-				// The secret volume is mounted in the compute container; QEMU reads the table.
-				os.ACPI = &OSACPI{Tables: []ACPITable{{Type: "slic", Path: path.Join(c.ConfigDir, a.SlicNameRef, SlicTableFile)}}}
+				tables = append(tables, ACPITable{Type: "slic", Path: path.Join(c.ConfigDir, a.SlicNameRef, SlicTableFile)})
+			}
+			if a.MsdmNameRef != "" {
+				tables = append(tables, ACPITable{Type: "msdm", Path: path.Join(c.ConfigDir, a.MsdmNameRef, MsdmTableFile)})
+			}
+			if len(tables) > 0 {
+				os.ACPI = &OSACPI{Tables: tables}
 			}
 		}
 	}

@@ -83,10 +83,16 @@ func TestConvertOS(t *testing.T) {
 			ACPI: &kubevirtv1.ACPI{SlicNameRef: "slic"}}}},
 		want: OS{Type: q35, SMBIOS: smbios, ACPI: &OSACPI{Tables: []ACPITable{{Type: "slic", Path: "/c/slic/slic.bin"}}}},
 	}, {
-		name: "MSDM table refused",
+		name: "MSDM table from its secret volume",
 		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{
 			ACPI: &kubevirtv1.ACPI{MsdmNameRef: "msdm"}}}},
-		wantErr: "spec.domain.firmware.acpi.msdmNameRef",
+		want: OS{Type: q35, SMBIOS: smbios, ACPI: &OSACPI{Tables: []ACPITable{{Type: "msdm", Path: "/c/msdm/msdm.bin"}}}},
+	}, {
+		name: "SLIC and MSDM tables",
+		spec: kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{Firmware: &kubevirtv1.Firmware{
+			ACPI: &kubevirtv1.ACPI{SlicNameRef: "slic", MsdmNameRef: "msdm"}}}},
+		want: OS{Type: q35, SMBIOS: smbios, ACPI: &OSACPI{Tables: []ACPITable{
+			{Type: "slic", Path: "/c/slic/slic.bin"}, {Type: "msdm", Path: "/c/msdm/msdm.bin"}}}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ const maxSerialLength = 256
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // validateFirmware checks the UUID, serial, bootloader choice and direct kernel boot. Persistent
-// EFI variables and ACPI tables are refused by the unsupported table.
+// EFI variables are refused by the unsupported table; ACPI tables are validateACPI's.
 func validateFirmware(fw *kubevirtv1.Firmware, fldPath *field.Path) field.ErrorList {
 	if fw == nil {
 		return nil
@@ -54,30 +54,40 @@ func validateSecureBoot(domain *kubevirtv1.DomainSpec, path *field.Path) field.E
 		"UEFI secure boot (the default of efi) needs SMM: set spec.domain.features.smm.enabled to true, or secureBoot to false")}
 }
 
-// validateACPI requires an ACPI table's reference to name a secret volume, as KubeVirt does: the
-// guest's SLIC table is that secret's slic.bin.
+// validateACPI requires each ACPI table's reference to name a secret volume, as KubeVirt does:
+// the guest's SLIC table is that secret's slic.bin, its MSDM table the secret's msdm.bin.
 func validateACPI(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	fw := spec.Domain.Firmware
 	if fw == nil || fw.ACPI == nil {
 		return nil
 	}
 	p := fldPath.Child("domain", "firmware", "acpi")
-	ref := fw.ACPI.SlicNameRef
-	if ref == "" {
-		if fw.ACPI.MsdmNameRef == "" {
-			return field.ErrorList{field.Required(p.Child("slicNameRef"), "acpi needs a table: slicNameRef names a secret volume holding slic.bin")}
-		}
-		return nil
+	if fw.ACPI.SlicNameRef == "" && fw.ACPI.MsdmNameRef == "" {
+		return field.ErrorList{field.Required(p.Child("slicNameRef"), "acpi needs a table: slicNameRef or msdmNameRef names a secret volume holding slic.bin or msdm.bin")}
 	}
-	for _, v := range spec.Volumes {
+	var errs field.ErrorList
+	for _, t := range []struct{ field, ref, file string }{
+		{"slicNameRef", fw.ACPI.SlicNameRef, "slic.bin"},
+		{"msdmNameRef", fw.ACPI.MsdmNameRef, "msdm.bin"},
+	} {
+		if t.ref != "" {
+			errs = append(errs, validateACPITableVolume(spec.Volumes, t.ref, t.file, p.Child(t.field))...)
+		}
+	}
+	return errs
+}
+
+// validateACPITableVolume requires ref to name a secret volume (holding file).
+func validateACPITableVolume(volumes []kubevirtv1.Volume, ref, file string, p *field.Path) field.ErrorList {
+	for _, v := range volumes {
 		if v.Name == ref {
 			if v.Secret == nil {
-				return field.ErrorList{field.Invalid(p.Child("slicNameRef"), ref, "must name a volume of type secret (holding slic.bin)")}
+				return field.ErrorList{field.Invalid(p, ref, "must name a volume of type secret (holding "+file+")")}
 			}
 			return nil
 		}
 	}
-	return field.ErrorList{field.Invalid(p.Child("slicNameRef"), ref, "names no volume: it must name a secret volume holding slic.bin")}
+	return field.ErrorList{field.Invalid(p, ref, "names no volume: it must name a secret volume holding "+file)}
 }
 
 // validateSerial allows a printable serial number of at most maxSerialLength characters.

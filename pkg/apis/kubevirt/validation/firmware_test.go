@@ -60,7 +60,7 @@ func TestValidateFirmware(t *testing.T) {
 	})
 }
 
-// TestValidateACPI: a SLIC table comes from a secret volume, named by slicNameRef.
+// TestValidateACPI: SLIC and MSDM tables come from secret volumes, named by slicNameRef and msdmNameRef.
 func TestValidateACPI(t *testing.T) {
 	acpi := func(a kubevirtv1.ACPI, vol kubevirtv1.VolumeSource) func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 		return func(s *kubevirtv1.VirtualMachineInstanceSpec) {
@@ -76,6 +76,11 @@ func TestValidateACPI(t *testing.T) {
 			ConfigMap: &kubevirtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}),
 			[]string{"Invalid:spec.domain.firmware.acpi.slicNameRef"}},
 		{"no table", acpi(kubevirtv1.ACPI{}, secret), []string{"Required:spec.domain.firmware.acpi.slicNameRef"}},
-		{"msdm", acpi(kubevirtv1.ACPI{MsdmNameRef: "tables"}, secret), []string{"Forbidden:spec.domain.firmware.acpi.msdmNameRef"}},
+		{"msdm from a secret volume", acpi(kubevirtv1.ACPI{MsdmNameRef: "tables"}, secret), nil},
+		{"slic and msdm from one secret volume", acpi(kubevirtv1.ACPI{SlicNameRef: "tables", MsdmNameRef: "tables"}, secret), nil},
+		{"msdm naming no volume", acpi(kubevirtv1.ACPI{MsdmNameRef: "other"}, secret), []string{"Invalid:spec.domain.firmware.acpi.msdmNameRef"}},
+		{"msdm from a config map", acpi(kubevirtv1.ACPI{MsdmNameRef: "tables"}, kubevirtv1.VolumeSource{
+			ConfigMap: &kubevirtv1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}),
+			[]string{"Invalid:spec.domain.firmware.acpi.msdmNameRef"}},
 	})
 }

@@ -94,9 +94,6 @@ var unsupportedVMISpecFields = []unsupported[vmiSpec]{
 		efi := efiOf(s)
 		return efi != nil && efi.Persistent != nil && *efi.Persistent
 	}},
-	{"domain.firmware.acpi.msdmNameRef", "an MSDM ACPI table (acpi.msdmNameRef; the launcher's libvirt 9.0 passes SLIC tables only)", func(s *vmiSpec) bool {
-		return s.Domain.Firmware != nil && s.Domain.Firmware.ACPI != nil && s.Domain.Firmware.ACPI.MsdmNameRef != ""
-	}},
 	{"domain.launchSecurity", "confidential computing (domain.launchSecurity)", func(s *vmiSpec) bool { return s.Domain.LaunchSecurity != nil }},
 	{"resourceClaims", "dynamic resource claims (resourceClaims)", func(s *vmiSpec) bool { return len(s.ResourceClaims) > 0 }},
 }

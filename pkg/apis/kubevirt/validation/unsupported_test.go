@@ -51,9 +51,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 		v.Spec.Domain.Firmware = &kubevirtv1.Firmware{Bootloader: &kubevirtv1.Bootloader{
 			EFI: &kubevirtv1.EFI{SecureBoot: ptr(false), Persistent: ptr(true)}}}
 	},
-	"spec.domain.firmware.acpi.msdmNameRef": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.Domain.Firmware = &kubevirtv1.Firmware{ACPI: &kubevirtv1.ACPI{MsdmNameRef: "msdm"}}
-	},
 	"spec.domain.launchSecurity": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.LaunchSecurity = &kubevirtv1.LaunchSecurity{SEV: &kubevirtv1.SEV{}}
 	},
