@@ -82,7 +82,7 @@ func (c *client) get(ctx context.Context, resource, name, action, accept string,
 			req.Param(k, v)
 		}
 	}
-	return req.DoRaw(ctx)
+	return do(ctx, req)
 }
 
 // put sends an action with a JSON options body (nil: no body).
@@ -95,15 +95,31 @@ func (c *client) put(ctx context.Context, resource, name, action string, body an
 		}
 		req.SetHeader("Content-Type", "application/json").Body(raw)
 	}
-	return req.Do(ctx).Error()
+	_, err := do(ctx, req)
+	return err
 }
 
 // send PUTs a JSON body to a path of subresources.kubevirt.io/v1 in the namespace (e.g.
 // expand-vm-spec) and returns the answer.
 func (c *client) send(ctx context.Context, resource string, body []byte) ([]byte, error) {
-	return c.rest.Put().Namespace(c.namespace).Resource(resource).
+	return do(ctx, c.rest.Put().Namespace(c.namespace).Resource(resource).
 		SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").
-		Body(body).DoRaw(ctx)
+		Body(body))
+}
+
+// do sends req and returns the answer's body. A refusal is the server's own message when the
+// body is a Status: client-go makes up a generic one ("the server reported a conflict") when the
+// answer, e.g. the node agent's, does not come as the media type it asked for.
+func do(ctx context.Context, req *rest.Request) ([]byte, error) {
+	raw, err := req.Do(ctx).Raw()
+	if err == nil {
+		return raw, nil
+	}
+	var st metav1.Status
+	if len(raw) > 0 && json.Unmarshal(raw, &st) == nil && st.Message != "" {
+		return nil, fmt.Errorf("%s (%d %s)", st.Message, st.Code, st.Reason)
+	}
+	return nil, err
 }
 
 // statusError turns an error response into the server's message.
