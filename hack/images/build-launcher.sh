@@ -124,6 +124,7 @@ else
 	fi
 	rm -f "$base/etc/resolv.conf"
 	# What the image holds, for the record (and the report of make images).
+	# shellcheck disable=SC2016 # dpkg-query's format, not a shell expansion
 	chroot "$base" dpkg-query -W -f '${Package} ${Version}\n' >"$dir/packages.txt"
 	# libvirtd resolves its built-in QEMU user (Debian: libvirt-qemu) before it reads qemu.conf
 	# and refuses to start its QEMU driver without it, even with user = "root"; the package that
