@@ -22,6 +22,10 @@ type Config struct {
 	LauncherPullPolicy corev1.PullPolicy
 	// UseEmulation runs guests under QEMU TCG: the pod then asks for no KVM device.
 	UseEmulation bool
+	// CPUAllocationRatio is KubeVirt's cpuAllocationRatio: a compute container whose domain
+	// names no CPU request or limit requests vCPUs × 1000m / CPUAllocationRatio;
+	// DefaultCPUAllocationRatio (10) when below 1.
+	CPUAllocationRatio int
 	// Claims finds the PersistentVolumeClaims of persistentVolumeClaim and ephemeral volumes
 	// (their volume mode decides between a mount and a block device).
 	Claims ClaimLookup
@@ -62,7 +66,7 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 	if vmi == nil {
 		return nil, errors.New("no instance")
 	}
-	resources, err := computeResources(&vmi.Spec, cfg.UseEmulation)
+	resources, err := computeResources(&vmi.Spec, cfg.UseEmulation, cfg.CPUAllocationRatio)
 	if err != nil {
 		return nil, err
 	}

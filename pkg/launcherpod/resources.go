@@ -17,8 +17,36 @@ const (
 	mebibyte        int64 = 1 << 20
 )
 
-// defaultCPURequest is the compute container's CPU request when the domain names none.
-var defaultCPURequest = resource.MustParse("100m")
+// DefaultCPUAllocationRatio is KubeVirt's default cpuAllocationRatio: a launcher pod whose
+// domain names no CPU request or limit requests 1/10 of a CPU per vCPU (100m for one vCPU).
+const DefaultCPUAllocationRatio = 10
+
+// VCPUs is the guest's vCPU count as KubeVirt counts it (hardware.GetNumberOfVCPUs): sockets ×
+// cores × threads, each 1 when unset, and 1 without a CPU section.
+func VCPUs(cpu *kubevirtv1.CPU) int64 {
+	if cpu == nil {
+		return 1
+	}
+	n := int64(1)
+	for _, v := range []int32{cpu.Sockets, cpu.Cores, cpu.Threads} {
+		if v > 0 {
+			n *= int64(v)
+		}
+	}
+	return n
+}
+
+// defaultCPURequest is the compute container's CPU request when the domain names none, as
+// KubeVirt's WithoutDedicatedCPU computes it: vCPUs / ratio CPUs (DefaultCPUAllocationRatio when
+// ratio < 1). KubeVirt parses the float quotient, which the scheduler reads in whole millicores
+// rounded up; this rounds up to whole millicores directly (1 vCPU at ratio 3: 334m).
+func defaultCPURequest(cpu *kubevirtv1.CPU, ratio int) resource.Quantity {
+	if ratio < 1 {
+		ratio = DefaultCPUAllocationRatio
+	}
+	milli := (VCPUs(cpu)*1000 + int64(ratio) - 1) / int64(ratio)
+	return *resource.NewMilliQuantity(milli, resource.DecimalSI)
+}
 
 // errNoMemory is returned for an instance without any memory size; validation refuses those,
 // so it only guards against objects that bypassed it.
@@ -49,9 +77,9 @@ func Overhead(guest resource.Quantity) resource.Quantity {
 
 // computeResources sizes the compute container from the domain: memory request = guest +
 // overhead (guest alone with overcommitGuestOverhead), memory limit = limit + overhead when the
-// domain sets one, CPU copied (100m when unset), one KVM device unless emulating, and one TUN
-// device when an interface is on the pod network.
-func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation bool) (corev1.ResourceRequirements, error) {
+// domain sets one, CPU copied (vCPUs / cpuAllocationRatio when unset, see defaultCPURequest), one
+// KVM device unless emulating, and one TUN device when an interface is on the pod network.
+func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation bool, cpuAllocationRatio int) (corev1.ResourceRequirements, error) {
 	guest, err := GuestMemory(spec)
 	if err != nil {
 		return corev1.ResourceRequirements{}, err
@@ -76,7 +104,7 @@ func computeResources(spec *kubevirtv1.VirtualMachineInstanceSpec, useEmulation 
 		setLimit(&out, corev1.ResourceMemory, memLimit)
 	}
 
-	cpuRequest := defaultCPURequest.DeepCopy()
+	cpuRequest := defaultCPURequest(spec.Domain.CPU, cpuAllocationRatio)
 	if q, ok := domain.Requests[corev1.ResourceCPU]; ok && !q.IsZero() {
 		cpuRequest = q.DeepCopy()
 	} else if q, ok := domain.Limits[corev1.ResourceCPU]; ok && !q.IsZero() {

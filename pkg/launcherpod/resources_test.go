@@ -129,12 +129,55 @@ func TestComputeResources(t *testing.T) {
 				spec.Domain.Devices.Interfaces = []kubevirtv1.Interface{{Name: "default"}}
 				spec.Networks = []kubevirtv1.Network{{Name: "default", NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}}
 			}
-			got, err := computeResources(spec, tc.emulation)
+			got, err := computeResources(spec, tc.emulation, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 				t.Errorf("resources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultCPURequestFollowsAllocationRatio(t *testing.T) {
+	mem := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	tests := []struct {
+		name  string
+		cpu   *kubevirtv1.CPU
+		res   kubevirtv1.ResourceRequirements
+		ratio int
+		want  string
+	}{
+		{name: "no cpu section, ratio 10", ratio: 10, want: "100m"},
+		{name: "no cpu section, ratio unset is 10", ratio: 0, want: "100m"},
+		{name: "1 vCPU, ratio 10", cpu: &kubevirtv1.CPU{Cores: 1}, ratio: 10, want: "100m"},
+		{name: "2 vCPUs, ratio 10", cpu: &kubevirtv1.CPU{Cores: 2}, ratio: 10, want: "200m"},
+		{name: "4 vCPUs (2 sockets × 2 threads), ratio 10", cpu: &kubevirtv1.CPU{Sockets: 2, Threads: 2}, ratio: 10, want: "400m"},
+		{name: "1 vCPU, ratio 1", cpu: &kubevirtv1.CPU{}, ratio: 1, want: "1"},
+		{name: "2 vCPUs, ratio 1", cpu: &kubevirtv1.CPU{Sockets: 2}, ratio: 1, want: "2"},
+		{name: "4 vCPUs (2 sockets × 2 cores), ratio 1", cpu: &kubevirtv1.CPU{Sockets: 2, Cores: 2}, ratio: 1, want: "4"},
+		{name: "rounded up to whole millicores", cpu: &kubevirtv1.CPU{Cores: 1}, ratio: 3, want: "334m"},
+		{name: "an explicit request wins", cpu: &kubevirtv1.CPU{Cores: 4}, ratio: 1,
+			res: kubevirtv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}, want: "250m"},
+		{name: "an explicit limit wins", cpu: &kubevirtv1.CPU{Cores: 4}, ratio: 10,
+			res: kubevirtv1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}, want: "3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := *tc.res.DeepCopy()
+			if res.Requests == nil {
+				res.Requests = corev1.ResourceList{}
+			}
+			res.Requests[corev1.ResourceMemory] = mem[corev1.ResourceMemory]
+			spec := &kubevirtv1.VirtualMachineInstanceSpec{Domain: kubevirtv1.DomainSpec{CPU: tc.cpu, Resources: res}}
+			got, err := computeResources(spec, true, tc.ratio)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := resource.MustParse(tc.want)
+			if q := got.Requests[corev1.ResourceCPU]; q.Cmp(want) != 0 {
+				t.Errorf("cpu request = %s, want %s", q.String(), tc.want)
 			}
 		})
 	}

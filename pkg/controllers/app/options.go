@@ -7,6 +7,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -32,6 +33,9 @@ type Options struct {
 	LauncherPullPolicy string
 	// UseEmulation makes launcher pods ask for no KVM device (guests run under QEMU TCG).
 	UseEmulation bool
+	// CPUAllocationRatio sizes the CPU request of launcher pods whose VMI names none: vCPUs ×
+	// 1000m / ratio (KubeVirt's developerConfiguration.cpuAllocationRatio).
+	CPUAllocationRatio int
 	// Workers is the number of workers of each controller.
 	Workers int
 	// LeaderElect runs the controllers only while holding the Lease.
@@ -58,6 +62,7 @@ func NewOptions() *Options {
 	return &Options{
 		LauncherImage:        launcherpod.DefaultLauncherImage,
 		LauncherPullPolicy:   string(corev1.PullIfNotPresent),
+		CPUAllocationRatio:   launcherpod.DefaultCPUAllocationRatio,
 		Workers:              3,
 		LeaderElect:          true,
 		LeaderElectNamespace: defaultNamespace(),
@@ -94,6 +99,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LauncherPullPolicy, "launcher-pull-policy", o.LauncherPullPolicy, "Pull policy of the launcher image: Always, IfNotPresent or Never.")
 	fs.BoolVar(&o.UseEmulation, "use-emulation", o.UseEmulation,
 		"Run guests under QEMU TCG: launcher pods request no "+launcherpod.KVMResource+" device.")
+	fs.IntVar(&o.CPUAllocationRatio, "cpu-allocation-ratio", o.CPUAllocationRatio,
+		"A launcher pod whose VMI requests no CPU requests vCPUs × 1000m / this ratio (KubeVirt's cpuAllocationRatio); at least 1.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent syncs per controller.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding the leader Lease, so that several replicas can run.")
 	fs.StringVar(&o.LeaderElectNamespace, "leader-elect-namespace", o.LeaderElectNamespace, "Namespace of the leader Lease (default: the pod's).")
@@ -128,6 +135,9 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, errors.New("--launcher-pull-policy must be Always, IfNotPresent or Never"))
 	}
+	if o.CPUAllocationRatio < 1 {
+		errs = append(errs, fmt.Errorf("--cpu-allocation-ratio must be at least 1, not %d", o.CPUAllocationRatio))
+	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))
 	}
@@ -157,5 +167,6 @@ func (o *Options) launcherConfig() launcherpod.Config {
 		LauncherImage:      o.LauncherImage,
 		LauncherPullPolicy: corev1.PullPolicy(o.LauncherPullPolicy),
 		UseEmulation:       o.UseEmulation,
+		CPUAllocationRatio: o.CPUAllocationRatio,
 	}
 }
