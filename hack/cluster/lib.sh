@@ -231,6 +231,19 @@ nv_check_nodes() {
 		nv_die "NV_NODES (NODES) must be a number from 1 to $NV_MAX_NODES, not '$NV_NODES'"
 }
 
+# nv_check_disk: refuses to start a cluster on a nearly full disk. The kubelets evict pods and
+# garbage-collect the locally imported images (there is no registry to pull them back from) when
+# the node's filesystem runs out, which fails every later step with puzzling errors (pause image
+# not found, untolerated disk-pressure taints); better one clear message up front.
+# NV_MIN_FREE_GIB (default 5) is the free space wanted where the cluster keeps its state.
+nv_check_disk() {
+	local want=${NV_MIN_FREE_GIB:-5} dir=$NV_LOCAL_DIR free
+	while [[ ! -d $dir ]]; do dir=$(dirname "$dir"); done
+	free=$(df --output=avail -B1G "$dir" | tail -1 | tr -d ' ')
+	[[ $free -ge $want ]] ||
+		nv_die "only ${free} GiB free on the filesystem of $dir (want ${want} GiB, NV_MIN_FREE_GIB): free some space first; kubelets evict pods and drop the local images when the disk runs full"
+}
+
 # nv_node_name I: the name of node I (1-based).
 nv_node_name() {
 	if [[ $1 == 1 ]]; then echo "$NV_NODE_NAME"; else echo "localhost$1"; fi

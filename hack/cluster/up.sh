@@ -27,6 +27,7 @@ source "$HERE/addons.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "the local cluster needs root (bridge, containerd, kubelet)"
 nv_check_nodes
+nv_check_disk
 # A cluster started before nodes had names of their own (processes "kubelet", "containerd").
 if nv_running kubelet || nv_running containerd; then
 	nv_die "a cluster of the earlier single-node layout runs from $NV_LOCAL_DIR: stop it first (hack/cluster/down.sh)"
