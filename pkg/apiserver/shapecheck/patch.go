@@ -16,12 +16,14 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// PatchGuard refuses, with a 400 naming the field, the strategic merge patches and apply
-// configurations of served objects that k8s.io/apimachinery's strategicpatch or
-// structured-merge-diff would answer with a 500 or a panic: a merge list holding something other
-// than objects, a merge key holding an object, a value of the wrong JSON kind, a field the type
-// does not have (apply), a document nested deeper than MaxDepth. Every other request passes
-// untouched.
+// PatchGuard refuses, with a 400 naming the field, the patches of served objects whose values do
+// not fit the type. For strategic merge patches and apply configurations it refuses what
+// k8s.io/apimachinery's strategicpatch or structured-merge-diff would answer with a 500 or a
+// panic: a merge list holding something other than objects, a merge key holding an object, a
+// value of the wrong JSON kind, a field the type does not have (apply), a document nested deeper
+// than MaxDepth. For merge patches and JSON patches it refuses values of the wrong kind, which the
+// handler would answer with a 422 about the field "patch" carrying the whole patched object.
+// Every other request passes untouched.
 type PatchGuard struct {
 	next  http.Handler
 	codec runtime.NegotiatedSerializer
@@ -48,7 +50,7 @@ func NewPatchGuard(next http.Handler, scheme *runtime.Scheme, codec runtime.Nego
 	return &PatchGuard{next: next, codec: codec, types: byResource, maxBody: maxBody}
 }
 
-// ServeHTTP checks a strategic merge patch of a served resource, then hands the request on
+// ServeHTTP checks a patch of a served resource, then hands the request on
 // with its body as it came.
 func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	find, ok := finders[types.PatchType(mediaType(r))]
@@ -97,6 +99,8 @@ var finders = map[types.PatchType]struct {
 	find func(any, reflect.Type, *field.Path) *field.Error
 }{
 	types.StrategicMergePatchType: {"strategic merge patch", FindInPatch},
+	types.MergePatchType:          {"merge patch", Find},
+	types.JSONPatchType:           {"json patch", FindInJSONPatch},
 	types.ApplyYAMLPatchType:      {"apply configuration", FindInApply},
 }
 
