@@ -145,56 +145,84 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
-	t.Run("strategic merge patches apimachinery cannot merge get a 400 naming the field", func(t *testing.T) {
+	t.Run("patches of every type that do not fit the type get a 4xx naming the field", func(t *testing.T) {
 		if r := do(t, client, http.MethodPost, base, "application/json", marshal(vmJSON("smp"))); r.code != http.StatusCreated {
 			t.Fatalf("create: %d %s", r.code, truncate(r.body))
 		}
-		const smp = "application/strategic-merge-patch+json"
-		volumes := func(list string) []byte {
-			return []byte(`{"spec":{"template":{"spec":{"volumes":` + list + `}}}}`)
-		}
-		deep := []byte(`{"spec":{"x":` + strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000) + `}}`)
+		const smp, merge, jsonPatch, apply = "application/strategic-merge-patch+json", "application/merge-patch+json",
+			"application/json-patch+json", "application/apply-patch+yaml"
+		deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
+		// Each bad value, as a patch of each type: at path (a JSON pointer) the value.
 		for _, c := range []struct {
-			name, contentType string
-			body              []byte
-			wantField         string
+			name, path, value, wantField string
+			types                        []string
 		}{
-			{"a number in a merge list", smp, volumes(`[-1]`), "spec.template.spec.volumes[0]"},
-			{"an object as a merge key", smp, volumes(`[{"name":{"a":1}}]`), "spec.template.spec.volumes[0].name"},
-			{"a merge list element without its key", smp, volumes(`[{"emptyDisk":{"capacity":"1Gi"}}]`), "spec.template.spec.volumes[0].name"},
-			{"a bad quantity", smp, []byte(`{"spec":{"template":{"spec":{"domain":{"resources":{"requests":{"memory":"notaquantity"}}}}}}}`),
-				"spec.template.spec.domain.resources.requests.memory"},
-			{"deep nesting", smp, deep, "nested more than"},
-			{"deep nesting, merge patch", "application/merge-patch+json", deep, ""},
-			{"deep nesting, JSON patch", "application/json-patch+json",
-				[]byte(`[{"op":"add","path":"/metadata/annotations","value":` + strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000) + `}]`), ""},
+			{"a number in a list of objects", "/spec/template/spec/volumes", `[-1]`, "spec.template.spec.volumes[0]",
+				[]string{smp, merge, jsonPatch, apply}},
+			{"an object as a merge key", "/spec/template/spec/volumes", `[{"name":{"a":1}}]`, "spec.template.spec.volumes[0].name",
+				[]string{smp, merge, jsonPatch, apply}},
+			{"a list element without its merge key", "/spec/template/spec/volumes", `[{"emptyDisk":{"capacity":"1Gi"}}]`,
+				"spec.template.spec.volumes[0].name", []string{smp, apply}},
+			{"a bad quantity", "/spec/template/spec/domain/resources/requests/memory", `"notaquantity"`,
+				"spec.template.spec.domain.resources.requests.memory", []string{smp, merge, jsonPatch, apply}},
+			{"a string for a boolean", "/spec/running", `"yes"`, "spec.running", []string{smp, merge, jsonPatch, apply}},
+			{"deep nesting", "/spec/template/spec/domain/x", deep, "spec.template.spec.domain", []string{smp, merge, jsonPatch, apply}},
+			{"deep nesting in a map", "/metadata/annotations/a", deep, "metadata.annotations.a", []string{smp, merge, jsonPatch, apply}},
 		} {
-			r := do(t, client, http.MethodPatch, base+"/smp", c.contentType, c.body)
-			if c.wantField == "" {
-				// Deep JSON under an unknown field: dropped with a warning, or refused; never a 5xx.
-				if r.code >= 500 {
-					t.Errorf("%s: got %d %s, want no 5xx", c.name, r.code, truncate(r.body))
+			for _, ct := range c.types {
+				body, url := patchAt(c.path, c.value, ct), base+"/smp"
+				if ct == apply {
+					url += "?fieldManager=t"
 				}
-				continue
-			}
-			if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, c.wantField) {
-				t.Errorf("%s: got %d %s, want a 4xx naming %q", c.name, r.code, truncate(r.body), c.wantField)
+				r := do(t, client, http.MethodPatch, url, ct, body)
+				// A 4xx naming the field; short: not the whole object echoed back.
+				if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, c.wantField) || len(r.body) > 2000 {
+					t.Errorf("%s, %s: got %d %s, want a short 4xx naming %q", c.name, ct, r.code, truncate(r.body), c.wantField)
+				}
 			}
 		}
-		// A well-formed patch still merges.
+		// JSON patch operations that do not apply to the stored object say which one and why.
+		for _, c := range []struct{ patch, want string }{
+			{`[{"op":"remove","path":"/spec/nothing/0"}]`, "json patch operation 0 (remove /spec/nothing/0) does not apply"},
+			{`[{"op":"add","path":"/metadata/labels/x","value":"y"},{"op":"test","path":"/metadata/name","value":"other"}]`,
+				"json patch operation 1 (test /metadata/name) does not apply"},
+			{`[{"op":"move"}]`, "json patch operation 0 (move) does not apply"},
+			{`[{"op":"copy","from":"/metadata/name","path":"/spec/running"}]`, "spec.running"},
+		} {
+			r := do(t, client, http.MethodPatch, base+"/smp", jsonPatch, []byte(c.patch))
+			if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, c.want) {
+				t.Errorf("%s: got %d %s, want a 4xx saying %q", c.patch, r.code, truncate(r.body), c.want)
+			}
+		}
+		// Well-formed patches still apply.
 		r := do(t, client, http.MethodPatch, base+"/smp", smp,
-			volumes(`[{"name":"scratch","emptyDisk":{"capacity":"1Gi"}}]`))
+			[]byte(`{"spec":{"template":{"spec":{"volumes":[{"name":"scratch","emptyDisk":{"capacity":"1Gi"}}]}}}}`))
 		if r.code != http.StatusOK || !strings.Contains(r.body, `"scratch"`) {
 			t.Fatalf("a valid patch: got %d %s", r.code, truncate(r.body))
 		}
+		for ct, body := range map[string]string{merge: `{"metadata":{"labels":{"merged":"yes"}}}`,
+			jsonPatch: `[{"op":"add","path":"/metadata/labels/patched","value":"yes"},{"op":"test","path":"/metadata/name","value":"smp"}]`} {
+			if r := do(t, client, http.MethodPatch, base+"/smp", ct, []byte(body)); r.code != http.StatusOK {
+				t.Fatalf("a valid %s: got %d %s", ct, r.code, truncate(r.body))
+			}
+		}
 	})
 
-	t.Run("a missing cluster instance type is named as one", func(t *testing.T) {
-		obj := vmJSON("clarge")
-		obj["spec"].(map[string]interface{})["instancetype"] = map[string]interface{}{"name": "clarge"}
-		r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
-		if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, `virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"clarge\" not found`) {
-			t.Fatalf("got %d %s, want a 4xx saying virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"clarge\" not found", r.code, truncate(r.body))
+	t.Run("missing instance types and preferences are named as what they are", func(t *testing.T) {
+		for _, c := range []struct{ field, ref, want string }{
+			{"instancetype", `{"name":"clarge"}`, `virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"clarge\" not found`},
+			{"instancetype", `{"name":"nlarge","kind":"VirtualMachineInstancetype"}`, `virtualmachineinstancetypes.instancetype.kubevirt.io \"nlarge\" not found`},
+			{"preference", `{"name":"cpref"}`, `virtualmachineclusterpreferences.instancetype.kubevirt.io \"cpref\" not found`},
+			{"preference", `{"name":"npref","kind":"VirtualMachinePreference"}`, `virtualmachinepreferences.instancetype.kubevirt.io \"npref\" not found`},
+		} {
+			obj := vmJSON("ref-" + c.field)
+			var ref map[string]interface{}
+			_ = json.Unmarshal([]byte(c.ref), &ref)
+			obj["spec"].(map[string]interface{})[c.field] = ref
+			r := do(t, client, http.MethodPost, base, "application/json", marshal(obj))
+			if r.code < 400 || r.code >= 500 || !strings.Contains(r.body, c.want) || !strings.Contains(r.body, "spec."+c.field) {
+				t.Errorf("%s %s: got %d %s, want a 4xx naming spec.%s and saying %s", c.field, c.ref, r.code, truncate(r.body), c.field, c.want)
+			}
 		}
 	})
 
@@ -237,6 +265,23 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("expected most malformed bodies to be refused with 400/422, got %v", codes)
 		}
 	})
+}
+
+// patchAt is a patch of content type ct that sets the value at pointer (a JSON pointer whose
+// parents exist in a VM).
+func patchAt(pointer, value, ct string) []byte {
+	if ct == "application/json-patch+json" {
+		return []byte(`[{"op":"add","path":"` + pointer + `","value":` + value + `}]`)
+	}
+	keys := strings.Split(pointer[1:], "/")
+	doc := value
+	for i := len(keys) - 1; i >= 0; i-- {
+		doc = `{"` + keys[i] + `":` + doc + `}`
+	}
+	if ct == "application/apply-patch+yaml" {
+		doc = `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"smp"},` + doc[1:]
+	}
+	return []byte(doc)
 }
 
 // malformedRequest builds the i-th malformed request: corrupted JSON and YAML, wrong types at

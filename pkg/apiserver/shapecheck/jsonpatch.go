@@ -41,7 +41,7 @@ func FindInJSONPatch(doc any, t reflect.Type, _ *field.Path) *field.Error {
 		}
 		p, at := resolvePointer(pointer, t, kind == "add")
 		if at == nil {
-			if err := depthOf(value, field.NewPath(fmt.Sprintf("[%d]", i)).Child("value"), 1); err != nil {
+			if err := depthOf(value, pointerPath(pointer, i), 1); err != nil {
 				return err
 			}
 			continue
@@ -139,4 +139,17 @@ func resolvePointer(pointer string, t reflect.Type, add bool) (*field.Path, refl
 		}
 	}
 	return p, t
+}
+
+// pointerPath names a JSON pointer the type does not resolve by its tokens (/spec/x →
+// spec.x), or the i-th operation's value when it is no pointer.
+func pointerPath(pointer string, i int) *field.Path {
+	if pointer == "" || pointer[0] != '/' {
+		return field.NewPath(fmt.Sprintf("[%d]", i)).Child("value")
+	}
+	var p *field.Path
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		p = mapKey(p, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
+	}
+	return p
 }

@@ -85,9 +85,13 @@ func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fe := find.find(doc, t, nil); fe != nil {
-		status := apierrors.NewBadRequest(find.what + ": " + fe.Error())
+		status := apierrors.NewBadRequest(find.what + ": " + describe(fe))
 		gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 		responsewriters.ErrorNegotiated(status, g.codec, gv, w, r)
+		return
+	}
+	if types.PatchType(mediaType(r)) == types.JSONPatchType {
+		g.explainJSONPatch(w, r, body, t, info)
 		return
 	}
 	g.next.ServeHTTP(w, r)

@@ -41,7 +41,7 @@ func (s Serializer) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		return obj, gvk, err
 	}
 	if fe := Find(doc, t.Elem(), nil); fe != nil {
-		return obj, gvk, fmt.Errorf("%s", fe.Error())
+		return obj, gvk, fmt.Errorf("%s", describe(fe))
 	}
 	return obj, gvk, err
 }

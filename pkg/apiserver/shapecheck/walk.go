@@ -355,6 +355,14 @@ func mapKey(p *field.Path, k string) *field.Path {
 	return p.Child(k)
 }
 
+// describe is fe as a person reads it: the document itself is "the document", not "<nil>".
+func describe(fe *field.Error) string {
+	if fe.Field == "" || fe.Field == "<nil>" {
+		return "the document: " + fe.ErrorBody()
+	}
+	return fe.Error()
+}
+
 func mismatch(p *field.Path, v any, want string) *field.Error {
 	return field.Invalid(p, short(v), fmt.Sprintf("must be %s %s, not %s", article(want), want, kindOf(v)))
 }
