@@ -2,13 +2,16 @@ package apiserver
 
 import (
 	"net/http"
+	"reflect"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/apiserver/shapecheck"
 	"github.com/nativevirt/nativevirt/pkg/instancetype/revision"
+	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachine"
 )
 
@@ -22,8 +25,20 @@ func (a *actions) addExpand(vm *virtualmachine.Storage, g revision.Getters) {
 	newVM := func() runtime.Object { return &kubevirtv1.VirtualMachine{} }
 	a.add(action{resource: "virtualmachines", name: "expand-spec", method: http.MethodGet, newFunc: newVM,
 		handler: virtualmachine.ExpandSpecHandler(vm.VirtualMachine, g), onlySubresources: true})
-	a.expandVMSpec = virtualmachine.ExpandVMSpecHandler(g)
+	expand := virtualmachine.ExpandVMSpecHandler(g)
+	a.expandVMSpec = func(w http.ResponseWriter, r *http.Request, namespace string) {
+		// The handler's JSON decoder says what is wrong with a value, not where.
+		if err := shapecheck.CheckBody(r, reflect.TypeFor[kubevirtv1.VirtualMachine](), expandBodyLimit); err != nil {
+			subresource.WriteError(w, err)
+			return
+		}
+		expand(w, r, namespace)
+	}
 }
+
+// expandBodyLimit is the largest expand-vm-spec body the shape check reads: the handler's own
+// limit, kube-apiserver's for a request.
+const expandBodyLimit = 3 * 1024 * 1024
 
 // expandVMSpecDiscovery adds expand-vm-spec to the group's discovery: a namespaced resource
 // with the verb update whose answer is a VirtualMachine.

@@ -234,7 +234,7 @@ type hostileRequest struct {
 // spec, status and their paths, the type's own fields in a decoding error), the decoding error,
 // or the limit, method, media type, object or state that refused it.
 var saysWhat = regexp.MustCompile(`(?i)(\b(metadata|spec|status)(\.|\[|:)|\b(apiVersion|kind|name)\b|json|yaml|utf-8|invalid character|unexpected end|` +
-	`cannot unmarshal|unknown format|decod|unrecognized|cannot be handled as|too large|not found|already exists|not allowed|` +
+	`cannot unmarshal|\bEOF\b|request body|unknown format|decod|unrecognized|cannot be handled as|too large|not found|already exists|not allowed|` +
 	`not supported|unsupported|method|media type|upgrade|websocket|port|protocol|does not match|conflict|cannot be fulfilled|` +
 	`needs a body|the document|patch|gracePeriod|dryRun|timeout|guest agent|not running|paused)`)
 

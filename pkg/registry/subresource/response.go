@@ -113,6 +113,9 @@ func DecodeObject(r *http.Request, into any) error {
 	if len(raw) > maxObjectBytes {
 		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("the body is limited to %d bytes", maxObjectBytes))
 	}
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("a request body is required: a %T", into))
+	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(into); err != nil {
