@@ -24,7 +24,6 @@ func TestHostileStatusAndActions(t *testing.T) {
 		"application/json", toJSON(t, framework.VMIYAML("target"))); r.code != http.StatusCreated {
 		t.Fatalf("creating the migrations' instance: %d %s", r.code, truncate(r.body))
 	}
-	const kv = "/apis/kubevirt.io/v1/namespaces/default/"
 	type target struct {
 		name string
 		// kind generates the bodies; sub is where they go: "status" and "scale" of the stored
