@@ -84,6 +84,22 @@ func TestHostileStatusAndActions(t *testing.T) {
 			checkResponses(t, client, reqs)
 		})
 	}
+	// The scale subresource serves autoscaling/v1's Scale: its patches are checked against it.
+	scale := srv.Config.Host + vmirs.collection + "/hostile/scale"
+	for _, c := range []struct{ ct, body string }{
+		{"application/apply-patch+yaml", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"hostile"},"spec":{"replicas":"two"}}`},
+		{"application/strategic-merge-patch+json", `{"spec":{"replicas":{"a":1}}}`},
+		{"application/merge-patch+json", `{"spec":{"replicas":"two"}}`},
+		{"application/json-patch+json", `[{"op":"replace","path":"/spec/replicas","value":"two"}]`},
+	} {
+		url := scale
+		if c.ct == "application/apply-patch+yaml" {
+			url += "?fieldManager=t"
+		}
+		if r := send(client, http.MethodPatch, url, c.ct, []byte(c.body)); r.code != http.StatusBadRequest || !strings.Contains(r.body, "spec.replicas") {
+			t.Errorf("scale, %s: got %d %s, want a 400 naming spec.replicas", c.ct, r.code, truncate(r.body))
+		}
+	}
 }
 
 // toSubresource sends q to subresource sub of the stored object ("hostile"), or of the one it

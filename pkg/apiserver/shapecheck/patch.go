@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,7 +60,7 @@ func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info, ok := request.RequestInfoFrom(r.Context())
-	if !ok || !info.IsResourceRequest || (info.Subresource != "" && info.Subresource != "status") {
+	if !ok || !info.IsResourceRequest || (info.Subresource != "" && info.Subresource != "status" && info.Subresource != "scale") {
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -68,6 +69,9 @@ func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		g.next.ServeHTTP(w, r)
 		return
+	}
+	if info.Subresource == "scale" {
+		t = scaleType // the scale subresource serves autoscaling/v1's Scale, whatever the kind
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
 	if err != nil {
@@ -96,6 +100,8 @@ func (g *PatchGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.next.ServeHTTP(w, r)
 }
+
+var scaleType = reflect.TypeFor[autoscalingv1.Scale]()
 
 // finders are the checks of the patch types the guard looks at.
 var finders = map[types.PatchType]struct {
