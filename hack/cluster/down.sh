@@ -144,6 +144,11 @@ nv_multus_bridges_down
 # Runtime state and the CNI plugins' result cache of our network (its netns are gone).
 rm -rf "$NV_RUN_DIR"
 rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-* /var/lib/cni/results/multus-cni-network-*
+# The CRI's loopback results carry no network of ours in their names: removed only when no other
+# containerd runs on the machine (ours are stopped by now).
+if ! pgrep -x containerd >/dev/null; then
+	rm -f /var/lib/cni/results/cni-loopback-*
+fi
 rmdir /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 
 # The kubelets' pod cgroups (cgroupfs driver) and the nodes' cgroup roots, deepest first; busy
