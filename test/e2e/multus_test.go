@@ -41,9 +41,9 @@ const multusSubnet = "192.0.2"
 // every node of the local cluster shares the host's network namespace, so the bridge joins pods
 // of all nodes) with host-local IPAM whose state is under /run/nativevirt. The bridge and the
 // IPAM state go away when the test ends.
-func createBridgeNAD(e *ctrlEnv, name string) {
+func createBridgeNAD(e *ctrlEnv, name string) (bridge string) {
 	e.t.Helper()
-	bridge := "nvnet-" + randomSuffix(e.t)
+	bridge = "nvnet-" + randomSuffix(e.t)
 	if len(bridge) > 15 {
 		bridge = bridge[:15]
 	}
@@ -62,6 +62,7 @@ func createBridgeNAD(e *ctrlEnv, name string) {
 		}
 		_ = os.RemoveAll(ipamDir)
 	})
+	return bridge
 }
 
 // multusVMI is the demo guest with a second interface, bridge binding with MAC mac, on the
@@ -210,4 +211,79 @@ func TestMultusMissingNetworkAttachment(t *testing.T) {
 		pods, err := f.launcherPods(created.UID)
 		return err == nil && len(pods) == 1, err
 	})
+}
+
+// pingFromNode pings addr from the node (the host) until it answers or timeout passes.
+func pingFromNode(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := exec.Command("ping", "-c", "1", "-W", "2", addr).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ping %s: %v\n%s", addr, err, out)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// TestMultusLiveMigration: a VM with a bridge interface on a Multus network is live migratable,
+// migrates to the other node, keeps its MAC and still answers on the network's address. The
+// node reaches the network through an address on the test's host bridge. It needs two nodes.
+func TestMultusLiveMigration(t *testing.T) {
+	requireNodes(t, 2)
+	e := newCtrlEnv(t, "e2e-multus-mig")
+	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
+	ctx := context.Background()
+	bridge := createBridgeNAD(e, "blue-net")
+	const mac = "02:00:00:c0:02:0c"
+	vm := e.demoVM(kubevirtv1.RunStrategyAlways)
+	vm.Spec.Template.Spec = multusVMI(e, demoVM, "blue-net", mac).Spec
+	if _, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(ctx, vm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vmi, source := f.running(demoVM, "")
+	f.waitFor("LiveMigratable=True", controllerTimeout, func() (bool, error) {
+		s, err := f.condition(demoVM, kubevirtv1.VirtualMachineInstanceIsMigratable)
+		return s == corev1.ConditionTrue, err
+	})
+	if out, err := exec.Command("ip", "address", "add", multusSubnet+".1/24", "dev", bridge).CombinedOutput(); err != nil {
+		t.Fatalf("giving the node an address on %s: %v %s", bridge, err, out)
+	}
+	s := f.cli.console(demoVM)
+	if s.expect(promptRE, bootTimeout, true) == nil {
+		f.dump()
+		t.Fatalf("no shell prompt on the console:\n%s", s.all())
+	}
+	_, addr := guestDHCP(f, s, mac)
+	s.close()
+	ip, _, _ := strings.Cut(addr, "/")
+	if err := pingFromNode(ip, time.Minute); err != nil {
+		f.dump()
+		t.Fatalf("the guest does not answer on the Multus network before the migration: %v", err)
+	}
+	t.Logf("the guest answers at %s on %s before the migration", ip, source.Spec.NodeName)
+
+	f.cli.run("migrate", demoVM)
+	m := f.migrationOf(demoVM, nil)
+	m = f.migrationPhase(m.Name, migrationTimeout, kubevirtv1.MigrationSucceeded)
+	f.logMigration(m)
+	after, err := f.vmi(demoVM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != vmi.UID || after.Status.NodeName == source.Spec.NodeName {
+		t.Fatalf("after the migration: instance %s on %s, want %s on another node than %s", after.UID, after.Status.NodeName, vmi.UID, source.Spec.NodeName)
+	}
+	for _, st := range after.Status.Interfaces {
+		if st.Name == "blue" && st.MAC != mac {
+			t.Errorf("MAC %s after the migration, want %s", st.MAC, mac)
+		}
+	}
+	if err := pingFromNode(ip, time.Minute); err != nil {
+		f.dump()
+		t.Fatalf("the guest does not answer on the Multus network after the migration to %s: %v", after.Status.NodeName, err)
+	}
+	t.Logf("the guest answers at %s on %s after the migration", ip, after.Status.NodeName)
 }
