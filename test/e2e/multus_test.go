@@ -33,8 +33,9 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/multus"
 )
 
-// multusSubnet is the address range of the test's NetworkAttachmentDefinitions (TEST-NET-1).
-const multusSubnet = "192.0.2"
+// multusSubnet is the address range of the tests' NetworkAttachmentDefinitions: none of the
+// host's, the cluster's pod (10.88.0.0/16) or Service (10.96.0.0/12) ranges.
+const multusSubnet = "172.30.77"
 
 // createBridgeNAD creates the NetworkAttachmentDefinition name in the test's namespace: the CNI
 // bridge plugin on a host bridge of the test's own (prefix nvnet-, which `make down` deletes;
