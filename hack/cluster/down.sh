@@ -13,6 +13,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/node.sh"
 source "$HERE/addons.sh"
+source "$HERE/multus.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "stopping the local cluster needs root"
 
@@ -138,9 +139,16 @@ if ip link show "$NV_BRIDGE" >/dev/null 2>&1; then
 	nv_log "deleted bridge $NV_BRIDGE"
 fi
 
+nv_multus_bridges_down
+
 # Runtime state and the CNI plugins' result cache of our network (its netns are gone).
 rm -rf "$NV_RUN_DIR"
-rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-*
+rm -f /var/lib/cni/results/"$NV_CNI_NETWORK"-* /var/lib/cni/results/multus-cni-network-*
+# The CRI's loopback results carry no network of ours in their names: removed only when no other
+# containerd runs on the machine (ours are stopped by now).
+if ! pgrep -x containerd >/dev/null; then
+	rm -f /var/lib/cni/results/cni-loopback-*
+fi
 rmdir /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 
 # The kubelets' pod cgroups (cgroupfs driver) and the nodes' cgroup roots, deepest first; busy

@@ -59,7 +59,7 @@ disabled_plugins = [
   enable_selinux = false
 
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "$NV_CNI_BIN"
     conf_dir = "$nv_n_dir/cni"
     max_conf_num = 1
 
@@ -111,6 +111,7 @@ nv_containerd_up() {
 	if ! nv_running "containerd-$nv_n_name"; then
 		nv_containerd_config
 		nv_cni_config
+		nv_multus_config
 	fi
 	nv_start "containerd-$nv_n_name" containerd --config "$nv_n_dir/containerd/config.toml"
 	nv_wait_for 60 "containerd of $nv_n_name" nv_ctr_at "$nv_n_sock" version

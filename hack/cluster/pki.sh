@@ -88,6 +88,7 @@ nv_pki_tokens() {
 		"system:kube-controller-manager kube-controller-manager -"
 		"system:kube-scheduler kube-scheduler -"
 		"system:kube-proxy kube-proxy -"
+		"system:multus multus -"
 	)
 	# Every node a cluster may have, so that a cluster can grow without a new token file.
 	local u i n
@@ -165,6 +166,7 @@ nv_pki_ensure() {
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-controller-manager.kubeconfig" system:kube-controller-manager
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-scheduler.kubeconfig" system:kube-scheduler
 	nv_kubeconfig "$NV_KUBECONFIGS/kube-proxy.kubeconfig" system:kube-proxy
+	nv_kubeconfig "$NV_KUBECONFIGS/multus.kubeconfig" system:multus
 	local u n
 	for n in $(nv_node_names); do
 		nv_kubeconfig "$NV_KUBECONFIGS/kubelet-$n.kubeconfig" "system:node:$n"

@@ -24,6 +24,7 @@ source "$HERE/pki.sh"
 source "$HERE/control-plane.sh"
 source "$HERE/node.sh"
 source "$HERE/addons.sh"
+source "$HERE/multus.sh"
 
 [[ $(id -u) -eq 0 ]] || nv_die "the local cluster needs root (bridge, containerd, kubelet)"
 nv_check_nodes
@@ -55,6 +56,8 @@ nv_etcd_up
 nv_step "kube-apiserver"
 nv_apiserver_up
 nv_forget_stale_nodes
+nv_step "multus"
+nv_multus_up
 nv_step "containerd ($NV_NODES)"
 nv_nodes_mount
 for ((i = 1; i <= NV_NODES; i++)); do

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/multus"
 )
 
 // Config holds what the controller decides for every launcher pod.
@@ -131,6 +132,14 @@ func Render(vmi *kubevirtv1.VirtualMachineInstance, cfg Config) (*corev1.Pod, er
 		return nil, err
 	}
 	pod.Spec.Hostname = hostname(vmi)
+	// Multus attaches the instance's Multus networks to the pod (pkg/multus).
+	networks, err := multus.PodAnnotations(vmi)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range networks {
+		pod.Annotations[k] = v
+	}
 	if err := addClaims(pod, vmi, cfg.Claims); err != nil {
 		return nil, err
 	}

@@ -146,7 +146,7 @@ func startControllers(t *testing.T) *controllerEnv {
 		Annotations: map[string]string{"kubevirt.io/heartbeat": time.Now().UTC().Format(time.RFC3339)},
 	}})
 	env.kube.PrependReactor("*", "*", env.kubeLog.reactor)
-	ctrls, err := app.NewControllers(env.kube, kv, launcherpod.Config{UseEmulation: true}, migration.DefaultConfig())
+	ctrls, err := app.NewControllers(env.kube, kv, launcherpod.Config{UseEmulation: true}, nil, migration.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"github.com/nativevirt/nativevirt/pkg/controllers/vmi"
+	"k8s.io/client-go/dynamic"
 	"os"
 	"time"
 
@@ -22,6 +24,9 @@ type Config struct {
 	KubeVirt versioned.Interface
 	// Launcher renders launcher pods.
 	Launcher launcherpod.Config
+	// NetworkAttachments looks up the NetworkAttachmentDefinitions of Multus networks (nil:
+	// instances with Multus networks wait for ever).
+	NetworkAttachments vmi.NetworkAttachmentLookup
 	// Migration tunes live migrations.
 	Migration migration.Config
 	// Workers is the number of workers of each controller.
@@ -59,8 +64,12 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
 	c := &Config{
-		Kube: kube, KubeVirt: kv, Launcher: o.launcherConfig(), Migration: o.Migration, Workers: o.Workers,
+		Kube: kube, KubeVirt: kv, Launcher: o.launcherConfig(), NetworkAttachments: vmi.DynamicNetworkAttachmentLookup(dyn), Migration: o.Migration, Workers: o.Workers,
 		HealthAddr: o.HealthAddr, MetricsAddr: o.MetricsAddr,
 	}
 	if o.LeaderElect {

@@ -47,8 +47,10 @@ type Controllers struct {
 
 // NewControllers builds every controller. kube reaches pods, nodes and events; kv the
 // kubevirt.io API. cfg renders launcher pods; mig tunes live migrations (its Launcher is set
-// from cfg, so that target pods are the source pods' twins).
-func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config, mig migration.Config) (*Controllers, error) {
+// from cfg, so that target pods are the source pods' twins). nads looks up the
+// NetworkAttachmentDefinitions of Multus networks.
+func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launcherpod.Config, nads vmi.NetworkAttachmentLookup,
+	mig migration.Config) (*Controllers, error) {
 	events, err := cmdutil.NewEvents(kube)
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	if c.vm, err = vm.New(kube, kv, kvi.VirtualMachines(), kvi.VirtualMachineInstances(), recorder(vm.Name)); err != nil {
 		return nil, err
 	}
-	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, recorder(vmi.Name)); err != nil {
+	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, nads, recorder(vmi.Name)); err != nil {
 		return nil, err
 	}
 	if c.replicaset, err = replicaset.New(kv, kvi.VirtualMachineInstanceReplicaSets(), kvi.VirtualMachineInstances(),

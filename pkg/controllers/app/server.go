@@ -90,7 +90,7 @@ func (s *Server) Run(ctx context.Context) error {
 // runControllers builds the controllers and runs them until ctx ends.
 func (s *Server) runControllers(ctx context.Context) error {
 	c := s.cfg
-	ctrls, err := NewControllers(c.Kube, c.KubeVirt, c.Launcher, c.Migration)
+	ctrls, err := NewControllers(c.Kube, c.KubeVirt, c.Launcher, c.NetworkAttachments, c.Migration)
 	if err != nil {
 		return err
 	}

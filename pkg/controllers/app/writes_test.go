@@ -160,7 +160,7 @@ func TestWritesPerStart(t *testing.T) {
 	})
 
 	dumpOnFail(t, log, func() any { o, _ := kv.Tracker().Get(vmisGVR, "default", "vm-cirros"); return o })
-	ctrls, err := NewControllers(kube, kv, launcherpod.Config{UseEmulation: true}, migration.DefaultConfig())
+	ctrls, err := NewControllers(kube, kv, launcherpod.Config{UseEmulation: true}, nil, migration.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

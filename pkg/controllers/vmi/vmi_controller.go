@@ -15,6 +15,7 @@ package vmi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -73,7 +74,7 @@ const schedulingGrace = time.Second
 // New wires the controller to its informers. The pod informer should list launcher pods only
 // (podindex.LauncherSelector); Run starts the controller.
 func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInformer informers.VirtualMachineInstanceInformer,
-	podInformer coreinformers.PodInformer, cfg launcherpod.Config, recorder record.EventRecorder) (*Controller, error) {
+	podInformer coreinformers.PodInformer, cfg launcherpod.Config, nads NetworkAttachmentLookup, recorder record.EventRecorder) (*Controller, error) {
 	if err := podindex.Ensure(podInformer.Informer()); err != nil {
 		return nil, err
 	}
@@ -98,8 +99,9 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, vmiInforme
 		event: func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string) {
 			recorder.Event(vmi, eventType, reason, message)
 		},
-		render: renderer(cfg),
-		exp:    c.expectations,
+		render:    renderer(cfg),
+		nadExists: nads,
+		exp:       c.expectations,
 	}
 	c.meta = metadataAPI{patch: func(ctx context.Context, namespace, name string, data []byte) (*kubevirtv1.VirtualMachineInstance, error) {
 		return client.KubevirtV1().VirtualMachineInstances(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
@@ -180,6 +182,12 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	before := len(pods)
 	pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
+	if errors.Is(err, errNetworkAttachmentMissing) {
+		// Pending, saying which network is missing; retried with back-off until it exists.
+		return loop.Result{}, errors.Join(err, c.writeStatus(ctx, key, vmi, func(st *kubevirtv1.VirtualMachineInstanceStatus) {
+			setSynchronizedFailure(st, err)
+		}))
+	}
 	if err != nil {
 		return loop.Result{}, err
 	}
@@ -188,6 +196,9 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 
 	status := computeStatus(vmi, pods, c.now())
+	if len(pods) > 0 {
+		setSynchronizedFailure(&status, nil)
+	}
 	if wait := c.schedulingWait(key, &vmi.Status, &status); wait > 0 {
 		// The binding's pod event brings the instance back sooner in the normal case.
 		return loop.Result{RequeueAfter: wait}, nil
@@ -209,6 +220,25 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
 	return loop.Result{}, nil
+}
+
+// writeStatus writes the instance's computed status (no pod) changed by change, when that
+// differs from what it has.
+func (c *Controller) writeStatus(ctx context.Context, key string, vmi *kubevirtv1.VirtualMachineInstance,
+	change func(*kubevirtv1.VirtualMachineInstanceStatus)) error {
+	status := computeStatus(vmi, nil, c.now())
+	change(&status)
+	if statusEqual(&vmi.Status, &status) {
+		return nil
+	}
+	vmi = vmi.DeepCopy()
+	vmi.Status = status
+	updated, err := c.updateStatus(ctx, vmi)
+	if err != nil {
+		return fmt.Errorf("updating the instance status: %w", err)
+	}
+	c.expectations.ExpectVersion(key, updated.ResourceVersion)
+	return nil
 }
 
 // reportFailedCopy says which copy of the launcher pod failed and why, as a warning event of

@@ -56,7 +56,7 @@ func newFixture(t *testing.T, vmi *kubevirtv1.VirtualMachineInstance, pods ...*c
 	kv := fake.NewSimpleClientset(vmi)
 	podInf := kubeinformers.NewSharedInformerFactory(kube, 0).Core().V1().Pods()
 	vmiInf := externalversions.NewSharedInformerFactory(kv, 0).Kubevirt().V1().VirtualMachineInstances()
-	c, err := New(kube, kv, vmiInf, podInf, launcherpod.Config{UseEmulation: true}, record.NewFakeRecorder(100))
+	c, err := New(kube, kv, vmiInf, podInf, launcherpod.Config{UseEmulation: true}, nil, record.NewFakeRecorder(100))
 	if err != nil {
 		t.Fatal(err)
 	}

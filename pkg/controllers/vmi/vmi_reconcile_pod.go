@@ -37,7 +37,9 @@ type podAPI struct {
 	delete func(ctx context.Context, namespace, name string, uid types.UID, grace *int64) error
 	event  func(vmi *kubevirtv1.VirtualMachineInstance, eventType, reason, message string)
 	render func(vmi *kubevirtv1.VirtualMachineInstance) (*corev1.Pod, error)
-	exp    *expectations.Expectations
+	// nadExists looks the instance's NetworkAttachmentDefinitions up (Multus networks).
+	nadExists NetworkAttachmentLookup
+	exp       *expectations.Expectations
 }
 
 // ensurePod creates the launcher pod of an instance that has none and has not gone past
@@ -49,6 +51,12 @@ func (a *podAPI) ensurePod(ctx context.Context, key string, vmi *kubevirtv1.Virt
 	}
 	if p := vmi.Status.Phase; p != kubevirtv1.VmPhaseUnset && p != kubevirtv1.Pending {
 		return pods, nil
+	}
+	if err := a.checkNetworkAttachments(ctx, vmi); err != nil {
+		if errors.Is(err, errNetworkAttachmentMissing) {
+			a.event(vmi, corev1.EventTypeWarning, ReasonFailedCreate, networkAttachmentMessage(err))
+		}
+		return pods, err
 	}
 	pod, err := a.render(vmi)
 	if errors.Is(err, launcherpod.ErrClaimPending) {

@@ -298,9 +298,15 @@ func TestLiveMigratableCondition(t *testing.T) {
 				{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}},
 				{Name: "c", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}}}
 		}, corev1.ConditionFalse, ReasonDisksNotLiveMigratable},
-		{"bridge binding", func(v *kubevirtv1.VirtualMachineInstance) {
+		{"bridge binding on the pod network", func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}
 		}, corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable},
+		{"bridge binding on a Multus network", func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Networks = append(v.Spec.Networks, kubevirtv1.Network{Name: "blue",
+				NetworkSource: kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "blue-net"}}})
+			v.Spec.Domain.Devices.Interfaces = append(v.Spec.Domain.Devices.Interfaces, kubevirtv1.Interface{Name: "blue",
+				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}})
+		}, corev1.ConditionTrue, ""},
 	}
 	for _, tt := range tests {
 		v := scheduledVMI()

@@ -177,7 +177,7 @@ func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, de
 		}
 		out = append(out, s)
 	}
-	return out
+	return append(out, multusInterfaceStatus(vmi, pod, details, guest)...)
 }
 
 // liveMigratable is the LiveMigratable condition: volumes on node-local or
@@ -195,8 +195,16 @@ func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance, shared map[string]bo
 				fmt.Sprintf("cannot migrate VMI: PVC %s is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)", v.Name))
 		}
 	}
+	// The bridge binding on the pod network (which validation refuses) would give the guest the
+	// pod's own address; on a Multus network the guest keeps its MAC and address on the target.
+	podNets := map[string]bool{}
+	for _, n := range vmi.Spec.Networks {
+		if n.Pod != nil {
+			podNets[n.Name] = true
+		}
+	}
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
-		if iface.Bridge != nil {
+		if iface.Bridge != nil && podNets[iface.Name] {
 			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonInterfaceNotLiveMigratable,
 				fmt.Sprintf("cannot migrate VMI which uses a bridge binding on interface %s", iface.Name))
 		}

@@ -56,6 +56,11 @@ var goldenCases = []struct {
 		},
 	},
 	{
+		name:     "multus-bridge",
+		manifest: "testdata/multus-bridge.yaml",
+		ctx:      Context{Emulation: true},
+	},
+	{
 		name:     "transitional-pc",
 		manifest: "testdata/transitional-pc.yaml",
 		ctx:      Context{Emulation: true, DiskFormats: map[string]DiskFormat{"root": FormatQCOW2}},

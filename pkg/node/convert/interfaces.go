@@ -55,13 +55,16 @@ type PodInterface struct {
 	DHCPOptions *kubevirtv1.DHCPOptions
 }
 
-// nic is one checked interface with everything the converter needs.
+// nic is one checked interface with everything the converter needs: pod is set for every
+// interface (its tap, MAC and queues); bridge only for one with the bridge binding on a
+// secondary Multus network.
 type nic struct {
 	iface   *kubevirtv1.Interface
 	model   string
 	boot    *Boot
 	address *Address
 	pod     PodInterface
+	bridge  *BridgeInterface
 }
 
 // PodInterfaces lists the instance's interfaces on the pod network, with the
@@ -71,7 +74,7 @@ func PodInterfaces(vmi *kubevirtv1.VirtualMachineInstance) ([]PodInterface, erro
 	if vmi == nil {
 		return nil, fmt.Errorf("pod interfaces: nil VirtualMachineInstance")
 	}
-	t, errs := cpuTopology(&vmi.Spec.Domain, field.NewPath("spec", "domain"))
+	t, errs := cpuTopology(&vmi.Spec.Domain, fieldPathDomain)
 	vcpus := uint32(1)
 	if len(errs) == 0 {
 		vcpus = t.vcpus()
@@ -83,7 +86,9 @@ func PodInterfaces(vmi *kubevirtv1.VirtualMachineInstance) ([]PodInterface, erro
 	}
 	out := make([]PodInterface, 0, len(nics))
 	for _, n := range nics {
-		out = append(out, n.pod)
+		if n.bridge == nil {
+			out = append(out, n.pod)
+		}
 	}
 	return out, nil
 }
@@ -125,6 +130,9 @@ func checkInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]ni
 		if multiQueue && n.model == "virtio" && vcpus > 1 {
 			n.pod.Queues = vcpus
 		}
+		if n.bridge != nil {
+			n.bridge.Tap, n.bridge.Queues = n.pod.Tap, n.pod.Queues
+		}
 		nics = append(nics, n)
 	}
 	return nics, errs
@@ -135,7 +143,7 @@ func checkInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]ni
 // ports, states and VM network CIDRs.
 func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (nic, field.ErrorList) {
 	n := nic{iface: iface, pod: PodInterface{Name: iface.Name, Ports: iface.Ports, DHCPOptions: iface.DHCPOptions}}
-	pod, errs := interfaceNetwork(iface, networks, p)
+	pod, bridge, errs := interfaceNetwork(iface, networks, p)
 	n.model = iface.Model
 	if n.model == "" {
 		n.model = "virtio"
@@ -149,6 +157,10 @@ func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.In
 		}
 	}
 	n.pod.MAC = InterfaceMAC(vmi, iface)
+	if bridge != nil {
+		bridge.MAC, bridge.DHCPOptions = n.pod.MAC, iface.DHCPOptions
+		n.bridge = bridge
+	}
 	switch iface.State {
 	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
 	default:
@@ -176,30 +188,39 @@ func checkInterface(vmi *kubevirtv1.VirtualMachineInstance, iface *kubevirtv1.In
 	return n, errs
 }
 
-// interfaceNetwork finds the pod network an interface is on and refuses other networks and
-// bindings than masquerade.
-func interfaceNetwork(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (*kubevirtv1.PodNetwork, field.ErrorList) {
+// interfaceNetwork finds the network an interface is on: the pod network (or a default Multus
+// network, which takes its place) with the masquerade binding, or a secondary Multus network with
+// the bridge binding; other networks and bindings are refused.
+func interfaceNetwork(iface *kubevirtv1.Interface, networks map[string]*kubevirtv1.Network, p *field.Path) (*kubevirtv1.PodNetwork, *BridgeInterface, field.ErrorList) {
 	var errs field.ErrorList
 	network, ok := networks[iface.Name]
-	var pod *kubevirtv1.PodNetwork
+	var (
+		pod    *kubevirtv1.PodNetwork
+		bridge *BridgeInterface
+	)
+	m := iface.InterfaceBindingMethod
 	switch {
 	case !ok:
 		errs = append(errs, field.NotFound(p.Child("name"), iface.Name))
+	case network.Multus != nil && network.Multus.Default:
+		pod = &kubevirtv1.PodNetwork{}
 	case network.Multus != nil:
-		errs = append(errs, field.Forbidden(p.Child("name"), "interface "+iface.Name+": Multus networks are not supported"))
+		if m.Bridge == nil || iface.Binding != nil {
+			errs = append(errs, field.NotSupported(p, bindingName(m), []string{"bridge"}))
+		}
+		bridge = newBridgeInterface(iface.Name)
 	case network.Pod == nil:
-		errs = append(errs, field.Invalid(p.Child("name"), iface.Name, "the network has no source; only the pod network is supported"))
+		errs = append(errs, field.Invalid(p.Child("name"), iface.Name, "the network has no source"))
 	default:
 		pod = network.Pod
 	}
-	m := iface.InterfaceBindingMethod
 	switch {
 	case iface.Binding != nil:
 		errs = append(errs, field.Forbidden(p.Child("binding"), "network binding plugins are not supported"))
-	case m.Bridge != nil || m.DeprecatedSlirp != nil || m.SRIOV != nil || m.DeprecatedMacvtap != nil || m.DeprecatedPasst != nil:
+	case pod != nil && (m.Bridge != nil || m.DeprecatedSlirp != nil || m.SRIOV != nil || m.DeprecatedMacvtap != nil || m.DeprecatedPasst != nil):
 		errs = append(errs, field.NotSupported(p, bindingName(m), []string{"masquerade"}))
 	}
-	return pod, errs
+	return pod, bridge, errs
 }
 
 // checkPortsAndDHCP checks the ports an interface forwards and its DHCP options.

@@ -212,13 +212,18 @@ func TestCheckInterfaceErrors(t *testing.T) {
 			`interfaces[0].name: Not found: "default"`,
 		},
 		{
-			"Multus network",
+			"masquerade on a Multus network",
 			func() *kubevirtv1.VirtualMachineInstance {
 				v := netVMI(kubevirtv1.Interface{}, nil)
 				v.Spec.Networks[0].NetworkSource = kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "x"}}
 				return v
 			}(),
-			"Multus networks are not supported",
+			`Unsupported value: "masquerade": supported values: "bridge"`,
+		},
+		{
+			"bridge on the pod network",
+			netVMI(kubevirtv1.Interface{InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}}, nil),
+			`Unsupported value: "bridge": supported values: "masquerade"`,
 		},
 	}
 	for _, tc := range tests {
@@ -238,5 +243,26 @@ func TestMasqueradeAddresses(t *testing.T) {
 		if _, _, _, err := masqueradeAddresses(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+func TestBridgeInterfaces(t *testing.T) {
+	vmi := netVMI(kubevirtv1.Interface{}, nil)
+	vmi.Spec.Networks = append(vmi.Spec.Networks, kubevirtv1.Network{Name: "blue",
+		NetworkSource: kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "blue-net"}}})
+	vmi.Spec.Domain.Devices.Interfaces = append(vmi.Spec.Domain.Devices.Interfaces, kubevirtv1.Interface{Name: "blue",
+		MacAddress: "02:00:00:AA:BB:CC", InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}})
+	got, err := BridgeInterfaces(vmi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BridgeInterface{{Name: "blue", PodInterface: "pod16477688c0e", Bridge: "k6t-16477688c0e", Tap: "tap1",
+		MAC: "02:00:00:aa:bb:cc", Queues: 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("BridgeInterfaces (-want +got):\n%s", diff)
+	}
+	pods, err := PodInterfaces(vmi)
+	if err != nil || len(pods) != 1 || pods[0].Name != "default" {
+		t.Errorf("PodInterfaces = %+v, %v; want the pod network's only", pods, err)
 	}
 }

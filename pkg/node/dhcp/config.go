@@ -32,8 +32,11 @@ type PrivateOption struct {
 type Config struct {
 	// Interface is the bridge the server listens on (k6t-eth0).
 	Interface string `json:"interface"`
-	// ServerIP is the bridge's address: server identifier and router.
+	// ServerIP is the bridge's address: server identifier and, unless NoRouter, router.
 	ServerIP net.IP `json:"serverIP"`
+	// NoRouter leaves the router and DNS options out: a secondary network's guest interface
+	// (the pod network's interface has those).
+	NoRouter bool `json:"noRouter,omitempty"`
 	// ClientIP is the guest's address.
 	ClientIP net.IP `json:"clientIP"`
 	// PrefixLength is the VM network's prefix length.
@@ -93,9 +96,12 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// WriteConfig writes c into dir atomically (a temporary file renamed over
+// WriteConfig writes c into dir as ConfigFile (see WriteConfigAs).
+func WriteConfig(dir string, c *Config) error { return WriteConfigAs(dir, ConfigFile, c) }
+
+// WriteConfigAs writes c into dir as name atomically (a temporary file renamed over
 // the old one), so that the launcher never reads half a file.
-func WriteConfig(dir string, c *Config) error {
+func WriteConfigAs(dir, name string, c *Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -103,7 +109,7 @@ func WriteConfig(dir string, c *Config) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+ConfigFile+".*")
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
 		return err
 	}
@@ -119,7 +125,7 @@ func WriteConfig(dir string, c *Config) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, ConfigFile))
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
 // ReadConfig reads and checks the configuration at path.

@@ -120,16 +120,18 @@ func (r *Responder) addConfig(p *Packet) {
 	c := &r.cfg
 	mask := net.CIDRMask(c.PrefixLength, 32)
 	p.Options[OptSubnetMask] = []byte(mask)
-	p.Options[OptRouter] = c.ServerIP
+	if !c.NoRouter {
+		p.Options[OptRouter] = c.ServerIP
+	}
 	bcast := make(net.IP, 4)
 	for i := range bcast {
 		bcast[i] = c.ClientIP[i] | ^mask[i]
 	}
 	p.Options[OptBroadcast] = bcast
-	if len(r.resolver.Servers) > 0 {
+	if len(r.resolver.Servers) > 0 && !c.NoRouter {
 		p.Options[OptDNS] = ipList(r.resolver.Servers)
 	}
-	if len(r.resolver.Search) > 0 {
+	if len(r.resolver.Search) > 0 && !c.NoRouter {
 		p.Options[OptDomainName] = []byte(r.resolver.Search[0])
 		if v, err := searchList(r.resolver.Search); err == nil && len(v) > 0 {
 			p.Options[OptDomainSearch] = v

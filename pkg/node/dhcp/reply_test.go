@@ -173,3 +173,28 @@ func TestReplyMinimalConfig(t *testing.T) {
 		t.Error("empty config: no error")
 	}
 }
+
+// TestReplySecondaryNetwork: a secondary network's answer has the address and mask, but neither
+// router nor name servers nor search domains (the pod network's interface has those).
+func TestReplySecondaryNetwork(t *testing.T) {
+	r := responder(t, func(c *Config) {
+		c.NoRouter = true
+		c.ServerIP, c.ClientIP = ip("169.254.75.10"), ip("192.0.2.11")
+	})
+	ans, why := r.Reply(request(Discover, nil))
+	if ans == nil {
+		t.Fatalf("no offer: %s", why)
+	}
+	o := ans.Packet.Options
+	if !ans.Packet.YIAddr.Equal(ip("192.0.2.11")) || !net.IP(o[OptServerID]).Equal(ip("169.254.75.10")) {
+		t.Errorf("offer of %v from %v", ans.Packet.YIAddr, net.IP(o[OptServerID]))
+	}
+	for _, code := range []byte{OptRouter, OptDNS, OptDomainName, OptDomainSearch} {
+		if _, ok := o[code]; ok {
+			t.Errorf("option %d in a secondary network's offer", code)
+		}
+	}
+	if _, ok := o[OptSubnetMask]; !ok {
+		t.Error("no subnet mask")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
@@ -14,21 +16,47 @@ import (
 // how long it waits before it tries again after a failure.
 const dhcpRetry = 500 * time.Millisecond
 
-// serveDHCP serves the guest's DHCP on the pod's bridge (masquerade binding)
-// until ctx ends. The node agent writes the configuration once it has made
-// the bridge, before it starts the domain; until then, and for a VM without
-// a pod network, the launcher only looks for the file. Failures are logged
-// and retried: the guest keeps asking.
+// serveDHCP serves the guest's DHCP until ctx ends: on the pod's bridge
+// (masquerade binding, dhcp.json) and on the bridge of each secondary network
+// with an address (bridge binding, dhcp-<bridge>.json). The node agent writes
+// the configurations once it has made the bridges, before it starts the
+// domain; until then, and for a VM without such networks, the launcher only
+// looks for the files, and serves each one it finds from then on.
 func (l *Launcher) serveDHCP(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	served := map[string]bool{}
+	for ctx.Err() == nil {
+		paths, _ := filepath.Glob(filepath.Join(l.opts.RunDir, "dhcp*.json"))
+		for _, path := range paths {
+			if served[path] {
+				continue
+			}
+			served[path] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.serveDHCPPath(ctx, path)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+		case <-l.after(dhcpRetry):
+		}
+	}
+}
+
+// serveDHCPPath serves the configuration at path until ctx ends. Failures
+// are logged and retried: the guest keeps asking.
+func (l *Launcher) serveDHCPPath(ctx context.Context, path string) {
 	log := l.log.WithName("dhcp")
-	path := l.opts.DHCPConfigPath()
 	var lastErr string
 	for ctx.Err() == nil {
 		err := l.serveDHCPOnce(ctx, path)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 		case err.Error() != lastErr:
-			log.Error(err, "Serving DHCP to the guest; retrying")
+			log.Error(err, "Serving DHCP to the guest; retrying", "config", path)
 			lastErr = err.Error()
 		}
 		select {

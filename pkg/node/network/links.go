@@ -77,29 +77,11 @@ func linkCommands(p *Plan, links map[string]link) ([]string, int, error) {
 	case br.kind() != "bridge":
 		return nil, 0, fmt.Errorf("the pod's link %s is a %q, not a bridge", p.Bridge, br.kind())
 	}
-	multiQueue := p.NIC.Queues > 1
-	tap, ok := links[p.NIC.Tap]
-	switch {
-	case !ok:
-	case tap.kind() != "tun" || tap.LinkInfo.Tun == nil || tap.LinkInfo.Tun.Type != "tap":
-		return nil, 0, fmt.Errorf("the pod's link %s is not a tap device", p.NIC.Tap)
-	case tap.LinkInfo.Tun.MultiQueue != multiQueue && contains(tap.Flags, "LOWER_UP"):
-		// A QEMU has it open: never pull a running guest's device away.
-		return nil, 0, fmt.Errorf("the pod's tap device %s is in use with another queue count", p.NIC.Tap)
-	case tap.LinkInfo.Tun.MultiQueue != multiQueue:
-		// Left by an attempt with another queue count; QEMU is not running
-		// (the network is prepared before the domain starts).
-		cmds = append(cmds, "link delete dev "+p.NIC.Tap)
-		ok = false
+	tap, err := tapCommands(p.NIC.Tap, p.NIC.Queues, links)
+	if err != nil {
+		return nil, 0, err
 	}
-	if !ok {
-		owner := strconv.Itoa(tapOwner)
-		add := "tuntap add dev " + p.NIC.Tap + " mode tap user " + owner + " group " + owner
-		if multiQueue {
-			add += " multi_queue"
-		}
-		cmds = append(cmds, add)
-	}
+	cmds = append(cmds, tap...)
 	m := strconv.Itoa(mtu)
 	cmds = append(cmds,
 		"link set dev "+p.Bridge+" address "+BridgeMAC+" mtu "+m+" up",

@@ -82,16 +82,22 @@ func (p *Plan) DHCPConfig(mtu int) *dhcp.Config {
 		MTU:          mtu,
 		Hostname:     p.Hostname,
 	}
-	if o := p.NIC.DHCPOptions; o != nil {
-		c.BootFileName, c.TFTPServerName = o.BootFileName, o.TFTPServerName
-		for _, s := range o.NTPServers {
-			if ip := net.ParseIP(s).To4(); ip != nil {
-				c.NTPServers = append(c.NTPServers, ip)
-			}
-		}
-		for _, po := range o.PrivateOptions {
-			c.PrivateOptions = append(c.PrivateOptions, dhcp.PrivateOption{Code: byte(po.Option), Value: po.Value})
+	setDHCPOptions(c, p.NIC.DHCPOptions)
+	return c
+}
+
+// setDHCPOptions adds an interface's extra DHCP options to c.
+func setDHCPOptions(c *dhcp.Config, o *kubevirtv1.DHCPOptions) {
+	if o == nil {
+		return
+	}
+	c.BootFileName, c.TFTPServerName = o.BootFileName, o.TFTPServerName
+	for _, s := range o.NTPServers {
+		if ip := net.ParseIP(s).To4(); ip != nil {
+			c.NTPServers = append(c.NTPServers, ip)
 		}
 	}
-	return c
+	for _, po := range o.PrivateOptions {
+		c.PrivateOptions = append(c.PrivateOptions, dhcp.PrivateOption{Code: byte(po.Option), Value: po.Value})
+	}
 }

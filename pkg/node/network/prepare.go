@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/node/convert"
 	"github.com/nativevirt/nativevirt/pkg/node/dhcp"
 )
 
@@ -27,23 +28,42 @@ type Launcher struct {
 // it before the domain is defined, on every pod that is to run the guest.
 func Prepare(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l Launcher) error {
 	plan, err := PlanFor(vmi)
-	if err != nil || plan == nil {
+	if err != nil {
 		return err
+	}
+	bridges, err := convert.BridgeInterfaces(vmi)
+	if err != nil {
+		return err
+	}
+	if plan == nil && len(bridges) == 0 {
+		return nil
 	}
 	ns, err := SocketPeerNetNS(l.LibvirtSocket)
 	if err != nil {
 		return fmt.Errorf("finding the launcher's network namespace: %w", err)
 	}
 	defer ns.Close()
-	mtu, err := Apply(ctx, ns, plan)
-	if err != nil {
-		return fmt.Errorf("preparing the pod network in %s: %w", ns.ID(), err)
+	log := klog.FromContext(ctx)
+	if plan != nil {
+		mtu, err := Apply(ctx, ns, plan)
+		if err != nil {
+			return fmt.Errorf("preparing the pod network in %s: %w", ns.ID(), err)
+		}
+		if err := dhcp.WriteConfig(l.RunDir, plan.DHCPConfig(mtu)); err != nil {
+			return fmt.Errorf("writing the DHCP configuration: %w", err)
+		}
+		log.V(2).Info("Pod network prepared", "netns", ns.ID(), "bridge", plan.Bridge, "tap", plan.NIC.Tap,
+			"gateway", plan.gatewayCIDR(), "guest", plan.NIC.Guest, "mac", plan.NIC.MAC, "mtu", mtu, "ports", len(plan.NIC.Ports))
 	}
-	if err := dhcp.WriteConfig(l.RunDir, plan.DHCPConfig(mtu)); err != nil {
-		return fmt.Errorf("writing the DHCP configuration: %w", err)
+	if len(bridges) > 0 {
+		if err := ApplyBridges(ctx, ns, vmi, bridges, l.RunDir); err != nil {
+			return fmt.Errorf("preparing the secondary networks in %s: %w", ns.ID(), err)
+		}
+		for _, b := range bridges {
+			log.V(2).Info("Secondary network prepared", "netns", ns.ID(), "network", b.Name, "podInterface", b.PodInterface,
+				"bridge", b.Bridge, "tap", b.Tap, "mac", b.MAC)
+		}
 	}
-	klog.FromContext(ctx).V(2).Info("Pod network prepared", "netns", ns.ID(), "bridge", plan.Bridge, "tap", plan.NIC.Tap,
-		"gateway", plan.gatewayCIDR(), "guest", plan.NIC.Guest, "mac", plan.NIC.MAC, "mtu", mtu, "ports", len(plan.NIC.Ports))
 	return nil
 }
 

@@ -14,7 +14,7 @@ var (
 	// interfaceModels are the NIC models KubeVirt accepts.
 	interfaceModels = []string{"e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio"}
 	// supportedBindings are the bindings NativeVirt implements.
-	supportedBindings = []string{"masquerade"}
+	supportedBindings = []string{"bridge", "masquerade"}
 	portProtocols     = []string{"TCP", "UDP"}
 	interfaceStates   = []kubevirtv1.InterfaceState{kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown}
 )
@@ -28,6 +28,7 @@ func validateNetworking(spec *kubevirtv1.VirtualMachineInstanceSpec, specPath *f
 
 	networks := nameSet{}
 	podNetwork := -1
+	multusDefault := -1
 	for i := range spec.Networks {
 		n := &spec.Networks[i]
 		netPath := networksPath.Index(i)
@@ -45,6 +46,17 @@ func validateNetworking(spec *kubevirtv1.VirtualMachineInstanceSpec, specPath *f
 				podNetwork = i
 			}
 		}
+		if n.Multus != nil && n.Multus.Default {
+			if multusDefault >= 0 {
+				errs = append(errs, field.Invalid(netPath.Child("multus", "default"), true, "Multus CNI should only have one default network"))
+			} else {
+				multusDefault = i
+			}
+		}
+	}
+	if podNetwork >= 0 && multusDefault >= 0 {
+		errs = append(errs, field.Invalid(networksPath.Index(podNetwork).Child("pod"), spec.Networks[podNetwork].Name,
+			"Pod network cannot be defined when Multus default network is defined"))
 	}
 
 	interfaces := nameSet{}
@@ -59,6 +71,7 @@ func validateNetworking(spec *kubevirtv1.VirtualMachineInstanceSpec, specPath *f
 		}
 		errs = appendErr(errs, interfaces.add(in.Name, namePath))
 		errs = append(errs, validateInterface(in, ifPath)...)
+		errs = append(errs, validateBindingOnNetwork(in, networkNamed(spec.Networks, in.Name), ifPath)...)
 	}
 
 	for i := range spec.Networks {
@@ -77,8 +90,8 @@ func validateNetworkSource(src *kubevirtv1.NetworkSource, netPath *field.Path) f
 		return field.ErrorList{field.Required(netPath, "exactly one of pod and multus must be set")}
 	case src.Pod != nil && src.Multus != nil:
 		return field.ErrorList{field.Invalid(netPath, []string{"pod", "multus"}, "exactly one of pod and multus must be set")}
-	case src.Pod == nil:
-		return nil
+	case src.Multus != nil:
+		return validateMultusNetwork(src.Multus, netPath.Child("multus"))
 	}
 	var errs field.ErrorList
 	if cidr := src.Pod.VMNetworkCIDR; cidr != "" {
@@ -155,7 +168,7 @@ func validateInterface(in *kubevirtv1.Interface, ifPath *field.Path) field.Error
 	return errs
 }
 
-// validateBinding allows at most one binding and refuses every binding but masquerade. An
+// validateBinding allows at most one binding and refuses every binding but masquerade and bridge. An
 // interface without a binding gets masquerade from the defaults. SR-IOV is refused by the
 // unsupported table instead, as a feature NativeVirt may gain.
 func validateBinding(in *kubevirtv1.Interface, ifPath *field.Path) field.ErrorList {
@@ -185,7 +198,7 @@ func validateBinding(in *kubevirtv1.Interface, ifPath *field.Path) field.ErrorLi
 		return nil
 	}
 	switch name := set[0]; name {
-	case "masquerade", "sriov":
+	case "masquerade", "bridge", "sriov":
 		return nil
 	case "binding":
 		return field.ErrorList{field.NotSupported(ifPath.Child("binding", "name"), in.Binding.Name, supportedBindings)}

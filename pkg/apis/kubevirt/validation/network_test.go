@@ -36,7 +36,7 @@ func TestValidateNetworksAndInterfaces(t *testing.T) {
 		}, []string{"Required:spec.networks[0]"}},
 		{"pod and multus", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 			s.Networks[0].Multus = &kubevirtv1.MultusNetwork{NetworkName: "ns/net"}
-		}, []string{"Invalid:spec.networks[0]", "Forbidden:spec.networks[0].multus"}},
+		}, []string{"Invalid:spec.networks[0]"}},
 		{"network without name", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
 			s.Networks[0].Name = ""
 		}, []string{"Required:spec.networks[0].name", "Invalid:spec.domain.devices.interfaces[0].name"}},
@@ -71,8 +71,8 @@ func TestValidateBinding(t *testing.T) {
 	runSpecCases(t, []specCase{
 		{"masquerade", binding0(kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}}), nil},
 		{"no binding (defaulted to masquerade)", binding0(kubevirtv1.InterfaceBindingMethod{}), nil},
-		{"bridge", binding0(kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}),
-			[]string{"NotSupported:spec.domain.devices.interfaces[0].bridge"}},
+		{"bridge on the pod network", binding0(kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}),
+			[]string{"Invalid:spec.domain.devices.interfaces[0].bridge"}},
 		{"slirp", binding0(kubevirtv1.InterfaceBindingMethod{DeprecatedSlirp: &kubevirtv1.DeprecatedInterfaceSlirp{}}),
 			[]string{"NotSupported:spec.domain.devices.interfaces[0].slirp"}},
 		{"passt", binding0(kubevirtv1.InterfaceBindingMethod{DeprecatedPasst: &kubevirtv1.DeprecatedInterfacePasst{}}),
@@ -127,5 +127,50 @@ func TestValidateInterfaceFields(t *testing.T) {
 		{"dhcp NTP server not an IPv4 address", iface0(func(i *kubevirtv1.Interface) {
 			i.DHCPOptions = &kubevirtv1.DHCPOptions{NTPServers: []string{"10.0.0.1", "ntp.example.com", "fd00::1"}}
 		}), []string{"Invalid:" + in + ".dhcpOptions.ntpServers[1]", "Invalid:" + in + ".dhcpOptions.ntpServers[2]"}},
+	})
+}
+
+// multusSecond adds a Multus network "blue" (NetworkAttachmentDefinition networkName) with an
+// interface of binding m.
+func multusSecond(networkName string, m kubevirtv1.InterfaceBindingMethod) func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+	return func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+		s.Networks = append(s.Networks, kubevirtv1.Network{Name: "blue",
+			NetworkSource: kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: networkName}}})
+		s.Domain.Devices.Interfaces = append(s.Domain.Devices.Interfaces, kubevirtv1.Interface{Name: "blue", InterfaceBindingMethod: m})
+	}
+}
+
+func TestValidateMultusNetworks(t *testing.T) {
+	bridge := kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}}
+	masquerade := kubevirtv1.InterfaceBindingMethod{Masquerade: &kubevirtv1.InterfaceMasquerade{}}
+	const in1 = "spec.domain.devices.interfaces[1]"
+	runSpecCases(t, []specCase{
+		{"bridge on a Multus network", multusSecond("blue-net", bridge), nil},
+		{"namespace/name", multusSecond("other/blue-net", bridge), nil},
+		{"bridge with MAC, PCI address, model and DHCP options", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			multusSecond("blue-net", bridge)(s)
+			i := &s.Domain.Devices.Interfaces[1]
+			i.MacAddress, i.PciAddress, i.Model = "02:00:00:00:00:aa", "0000:02:01.0", "e1000e"
+			i.DHCPOptions = &kubevirtv1.DHCPOptions{NTPServers: []string{"10.0.0.1"}}
+		}, nil},
+		{"no networkName", multusSecond("", bridge), []string{"Required:spec.networks[1].multus.networkName"}},
+		{"bad networkName", multusSecond("a/b/c", bridge), []string{"Invalid:spec.networks[1].multus.networkName"}},
+		{"upper-case networkName", multusSecond("Blue", bridge), []string{"Invalid:spec.networks[1].multus.networkName"}},
+		{"masquerade on a Multus network", multusSecond("blue-net", masquerade), []string{"Invalid:" + in1 + ".masquerade"}},
+		{"no binding on a Multus network", multusSecond("blue-net", kubevirtv1.InterfaceBindingMethod{}), []string{"Required:" + in1}},
+		{"sriov stays refused", multusSecond("blue-net", kubevirtv1.InterfaceBindingMethod{SRIOV: &kubevirtv1.InterfaceSRIOV{}}),
+			[]string{"Forbidden:" + in1 + ".sriov"}},
+		{"default Multus network with masquerade", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			s.Networks[0].NetworkSource = kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "main", Default: true}}
+		}, nil},
+		{"default Multus network beside the pod network", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			multusSecond("blue-net", masquerade)(s)
+			s.Networks[1].Multus.Default = true
+		}, []string{"Invalid:spec.networks[0].pod"}},
+		{"two default Multus networks", func(s *kubevirtv1.VirtualMachineInstanceSpec) {
+			s.Networks[0].NetworkSource = kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "main", Default: true}}
+			multusSecond("blue-net", bridge)(s)
+			s.Networks[1].Multus.Default = true
+		}, []string{"Invalid:spec.networks[1].multus.default", "Invalid:" + in1 + ".bridge"}},
 	})
 }

@@ -123,10 +123,9 @@ var unsupportedInterfaceFields = []unsupported[iface]{
 	{"sriov", "the SR-IOV binding (sriov)", func(i *iface) bool { return i.SRIOV != nil }},
 }
 
-// unsupportedNetworkFields are refused on any entry of spec.networks.
-var unsupportedNetworkFields = []unsupported[network]{
-	{"multus", "a Multus network (multus)", func(n *network) bool { return n.Multus != nil }},
-}
+// unsupportedNetworkFields are refused on any entry of spec.networks: none today (pod and Multus
+// networks are both supported).
+var unsupportedNetworkFields = []unsupported[network]{}
 
 // unsupportedVMSpecFields are refused in a VirtualMachine's spec.
 var unsupportedVMSpecFields = []unsupported[vmSpec]{

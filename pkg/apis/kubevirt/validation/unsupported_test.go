@@ -71,9 +71,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.devices.interfaces[*].sriov": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = kubevirtv1.InterfaceBindingMethod{SRIOV: &kubevirtv1.InterfaceSRIOV{}}
 	},
-	"spec.networks[*].multus": func(v *kubevirtv1.VirtualMachineInstance) {
-		v.Spec.Networks[0].NetworkSource = kubevirtv1.NetworkSource{Multus: &kubevirtv1.MultusNetwork{NetworkName: "ns/net"}}
-	},
 	"metadata.annotations[hooks.kubevirt.io/hookSidecars]": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Annotations = map[string]string{SidecarHooksAnnotation: `[{"args": ["--version", "v1alpha2"], "image": "hook:1"}]`}
 	},

@@ -67,6 +67,11 @@ func SetVMI(st *kubevirtv1.VirtualMachineInstanceStatus, c kubevirtv1.VirtualMac
 	set(&st.Conditions, c, vmiType)
 }
 
+// DropVMI removes the instance status's condition of type t, if any.
+func DropVMI(st *kubevirtv1.VirtualMachineInstanceStatus, t kubevirtv1.VirtualMachineInstanceConditionType) {
+	drop(&st.Conditions, t, vmiType)
+}
+
 // Pod returns the pod's condition of type t, or nil.
 func Pod(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
 	return find(pod.Status.Conditions, t, podType)
