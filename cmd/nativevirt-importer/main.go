@@ -77,6 +77,10 @@ func run(args []string) int {
 		if err != nil {
 			return finish(*termLog, importer.Result{}, err)
 		}
+		// A clone's importer proves itself to the clone source with the clone's token.
+		if token := os.Getenv("NATIVEVIRT_CLONE_TOKEN"); token != "" {
+			h.Headers = append(h.Headers, "Authorization: Bearer "+token)
+		}
 		o.HTTP = h
 	}
 	if *progress != "" {
