@@ -291,8 +291,9 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// writeStatus stores status when it changed.
-func (c *Controller) writeStatus(ctx context.Context, dv *v1beta1.DataVolume, st v1beta1.DataVolumeStatus) error {
+// writeStatus stores status when it changed, and records the phase change (summary ends the
+// message of a success).
+func (c *Controller) writeStatus(ctx context.Context, dv *v1beta1.DataVolume, st v1beta1.DataVolumeStatus, summary string) error {
 	if apiequality.Semantic.DeepEqual(dv.Status, st) {
 		return nil
 	}
@@ -303,7 +304,7 @@ func (c *Controller) writeStatus(ctx context.Context, dv *v1beta1.DataVolume, st
 		return err
 	}
 	if old != st.Phase {
-		c.phaseEvent(dv, st)
+		c.phaseEvent(dv, st, summary)
 	}
 	return nil
 }

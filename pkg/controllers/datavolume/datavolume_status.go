@@ -48,8 +48,10 @@ type blocker struct{ reason, message string }
 // terminationMessage is the importer's outcome (cmd/nativevirt-importer's Message).
 type terminationMessage struct {
 	Result *struct {
-		SourceBytes int64   `json:"sourceBytes"`
-		Seconds     float64 `json:"seconds"`
+		Format      string   `json:"format"`
+		Compression []string `json:"compression"`
+		SourceBytes int64    `json:"sourceBytes"`
+		Seconds     float64  `json:"seconds"`
 	} `json:"result,omitempty"`
 	PermanentError string `json:"permanentError,omitempty"`
 	Error          string `json:"error,omitempty"`
@@ -210,4 +212,30 @@ func keepTimes(old []v1beta1.DataVolumeCondition, c v1beta1.DataVolumeCondition,
 		}
 	}
 	return c
+}
+
+// importSummary describes a finished import for its event ("" when the pod does not say):
+// what was read, how fast.
+func importSummary(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	cs := importerStatus(pod)
+	if cs == nil || cs.State.Terminated == nil {
+		return ""
+	}
+	r := parseTermination(cs.State.Terminated.Message).Result
+	if r == nil {
+		return ""
+	}
+	mib := float64(r.SourceBytes) / (1 << 20)
+	format := r.Format
+	for _, c := range r.Compression {
+		format += "." + c
+	}
+	rate := ""
+	if r.Seconds > 0 {
+		rate = fmt.Sprintf(", %.1f MiB/s", mib/r.Seconds)
+	}
+	return fmt.Sprintf(": %.1f MiB of %s in %.1fs%s", mib, format, r.Seconds, rate)
 }

@@ -44,7 +44,11 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if st.Phase == v1beta1.Succeeded || st.Phase == v1beta1.Failed {
 		res = loop.Result{}
 	}
-	if err := c.writeStatus(ctx, dv, st); err != nil {
+	summary := ""
+	if st.Phase == v1beta1.Succeeded && o.pod != nil {
+		summary = importSummary(o.pod)
+	}
+	if err := c.writeStatus(ctx, dv, st, summary); err != nil {
 		return loop.Result{}, err
 	}
 	return res, nil
@@ -343,7 +347,8 @@ func (c *Controller) cleanup(ctx context.Context, dv *v1beta1.DataVolume) error 
 }
 
 // phaseEvent records a phase change as CDI's events do.
-func (c *Controller) phaseEvent(dv *v1beta1.DataVolume, st v1beta1.DataVolumeStatus) {
+// summary ends the message of a success (what was imported, how fast).
+func (c *Controller) phaseEvent(dv *v1beta1.DataVolume, st v1beta1.DataVolumeStatus, summary string) {
 	claim := st.ClaimName
 	switch st.Phase {
 	case v1beta1.ImportScheduled, v1beta1.CloneScheduled:
@@ -353,7 +358,7 @@ func (c *Controller) phaseEvent(dv *v1beta1.DataVolume, st v1beta1.DataVolumeSta
 	case v1beta1.WaitForFirstConsumer:
 		c.recorder.Eventf(dv, corev1.EventTypeNormal, string(st.Phase), "PVC %s waits for its first consumer", claim)
 	case v1beta1.Succeeded:
-		c.recorder.Eventf(dv, corev1.EventTypeNormal, "ImportSucceeded", "Successfully populated PVC %s", claim)
+		c.recorder.Eventf(dv, corev1.EventTypeNormal, "ImportSucceeded", "Successfully populated PVC %s%s", claim, summary)
 	case v1beta1.Failed:
 		msg := ""
 		for _, cnd := range st.Conditions {
