@@ -2,7 +2,7 @@ package importer
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"io"
 	"os"
 )
