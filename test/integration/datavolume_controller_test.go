@@ -144,7 +144,7 @@ func TestDataVolumeLifecycle(t *testing.T) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "importer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	})
-	dv = waitDV("phase ImportInProgress, Bound", func(dv *cdiv1beta1.DataVolume) bool {
+	waitDV("phase ImportInProgress, Bound", func(dv *cdiv1beta1.DataVolume) bool {
 		return dv.Status.Phase == cdiv1beta1.ImportInProgress && condition(dv, cdiv1beta1.DataVolumeBound).Status == corev1.ConditionTrue &&
 			condition(dv, cdiv1beta1.DataVolumeRunning).Status == corev1.ConditionTrue
 	})
