@@ -238,3 +238,53 @@ func condition(dv *cdiv1beta1.DataVolume, t cdiv1beta1.DataVolumeConditionType) 
 	}
 	return cdiv1beta1.DataVolumeCondition{}
 }
+
+// TestDataVolumeClaimAdoption: a DataVolume finding a claim of its name adopts it as populated
+// when it allows adoption (as KubeVirt's dataVolumeTemplates do), and otherwise refuses it.
+func TestDataVolumeClaimAdoption(t *testing.T) {
+	env := startControllers(t)
+	ctx := context.Background()
+	for _, name := range []string{"kept", "foreign"} {
+		if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dvs := env.admin.CdiV1beta1().DataVolumes(ns)
+	for name, ann := range map[string]map[string]string{"kept": {datavolume.AnnAllowClaimAdoption: "true"}, "foreign": nil} {
+		if _, err := dvs.Create(ctx, &cdiv1beta1.DataVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+			Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+				Storage: &cdiv1beta1.StorageSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.eventually("kept Succeeded, owning its claim", func() (bool, error) {
+		dv, err := dvs.Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		claim, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return dv.Status.Phase == cdiv1beta1.Succeeded && metav1.IsControlledBy(claim, dv), fmt.Errorf("phase %s, owners %v", dv.Status.Phase, claim.OwnerReferences)
+	})
+	env.eventually("foreign Pending with ErrClaimNotValid", func() (bool, error) {
+		dv, err := dvs.Get(ctx, "foreign", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		r := condition(dv, cdiv1beta1.DataVolumeRunning)
+		return dv.Status.Phase == cdiv1beta1.Pending && r.Reason == "ErrClaimNotValid", fmt.Errorf("status %+v", dv.Status)
+	})
+	if _, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-kept", metav1.GetOptions{}); err == nil {
+		t.Error("an importer pod for an adopted claim")
+	}
+}
