@@ -181,6 +181,21 @@ func TestDataVolumeLifecycle(t *testing.T) {
 		_, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
 		return err != nil, nil
 	})
+
+	// Immediate binding requested: no waiting for a consumer; the importer pod is the first
+	// consumer, wherever the scheduler puts it.
+	if _, err := dvs.Create(ctx, &cdiv1beta1.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "now", Annotations: map[string]string{datavolume.AnnImmediateBinding: "true"}},
+		Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+			Storage: &cdiv1beta1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.eventually("the importer pod of an immediate DataVolume", func() (bool, error) {
+		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-now", metav1.GetOptions{})
+		return err == nil && p.Spec.Affinity == nil && strings.Contains(strings.Join(p.Spec.Containers[0].Command, " "), "--blank"), err
+	})
 }
 
 // TestDataVolumePermanentFailure: the importer's permanent error (not an image, too big) fails

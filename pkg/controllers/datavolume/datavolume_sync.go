@@ -111,6 +111,9 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 	o.claim = claim
 
 	node, wait, err := c.consumerNode(ctx, claim, class)
+	if wait && dv.Annotations[AnnImmediateBinding] == "true" {
+		wait = false
+	}
 	if err != nil {
 		return o, loop.Result{}, err
 	}
