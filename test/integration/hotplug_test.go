@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -246,5 +247,55 @@ func TestHotplugVMIUpdateValidation(t *testing.T) {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.wantErr)
 		}
+	}
+}
+
+// TestHotplugCLI: `nativevirt addvolume|removevolume` reach the VMI (default) or the VM
+// (--persist) with virtctl's defaults (the claim's name, a scsi disk) and flags.
+func TestHotplugCLI(t *testing.T) {
+	srv := framework.Start(t, "")
+	c := srv.Clientset(t)
+	makeVM(t, c, "cli-hot", vmState{runStrategy: kubevirtv1.RunStrategyHalted})
+	makeVMI(t, c, "cli-hot", kubevirtv1.Running, false)
+
+	var out bytes.Buffer
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "addvolume", "cli-hot", "--volume-name=scratch-pvc", "--serial=SER1"); err != nil {
+		t.Fatalf("addvolume: %v", err)
+	}
+	if !strings.Contains(out.String(), "Successfully submitted add volume request to VMI cli-hot for volume scratch-pvc") {
+		t.Errorf("addvolume printed %q", out.String())
+	}
+	_, d := hotVolume(getVMISpec(t, c, "cli-hot"), "scratch-pvc")
+	if d == nil || d.Disk == nil || d.Disk.Bus != kubevirtv1.DiskBusSCSI || d.Serial != "SER1" {
+		t.Errorf("VMI disk scratch-pvc = %+v, want a scsi disk with serial SER1", d)
+	}
+	if v, _ := hotVolume(getVMSpec(t, c, "cli-hot"), "scratch-pvc"); v != nil {
+		t.Errorf("without --persist the VM got volume %+v", v)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "addvolume", "cli-hot", "--volume-name=data", "--persist", "--bus=virtio"); err != nil {
+		t.Fatalf("addvolume --persist: %v", err)
+	}
+	if _, d := hotVolume(getVMSpec(t, c, "cli-hot"), "data"); d == nil || d.Disk.Bus != kubevirtv1.DiskBusVirtio {
+		t.Errorf("VM template disk data = %+v, want a virtio disk", d)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "addvolume", "cli-hot", "--volume-name=x", "--bus=sata"); err == nil ||
+		!strings.Contains(err.Error(), "requires bus to be 'scsi' or 'virtio'") {
+		t.Errorf("addvolume --bus=sata: %v, want the server's refusal", err)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "removevolume", "cli-hot", "--volume-name=data", "--persist"); err != nil {
+		t.Fatalf("removevolume --persist: %v", err)
+	}
+	if v, _ := hotVolume(getVMSpec(t, c, "cli-hot"), "data"); v != nil {
+		t.Errorf("after removevolume --persist the VM keeps %+v", v)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "removevolume", "cli-hot", "--volume-name=scratch-pvc"); err != nil {
+		t.Fatalf("removevolume: %v", err)
+	}
+	if v, _ := hotVolume(getVMISpec(t, c, "cli-hot"), "scratch-pvc"); v != nil {
+		t.Errorf("after removevolume the VMI keeps %+v", v)
+	}
+	if err := runCLI(t, srv, strings.NewReader(""), &out, "removevolume", "cli-hot", "--volume-name=containerdisk"); err == nil ||
+		!strings.Contains(err.Error(), "not hotpluggable") {
+		t.Errorf("removevolume containerdisk: %v, want the server's refusal", err)
 	}
 }
