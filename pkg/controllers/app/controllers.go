@@ -31,10 +31,12 @@ const informerResync = 0 * time.Second
 
 // Controllers are the controllers of nativevirt-controller on shared informers.
 type Controllers struct {
-	kvFactory   externalversions.SharedInformerFactory
-	podFactory  kubeinformers.SharedInformerFactory
-	nodeFactory kubeinformers.SharedInformerFactory
-	events      *cmdutil.Events
+	kvFactory  externalversions.SharedInformerFactory
+	podFactory kubeinformers.SharedInformerFactory
+	// hotplugFactory informs of attachment pods.
+	hotplugFactory kubeinformers.SharedInformerFactory
+	nodeFactory    kubeinformers.SharedInformerFactory
+	events         *cmdutil.Events
 
 	listers ctrlmetrics.Listers
 
@@ -57,6 +59,8 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		kvFactory: externalversions.NewSharedInformerFactory(kv, informerResync),
 		podFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podindex.LauncherSelector })),
+		hotplugFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = launcherpod.HotplugSelector })),
 		nodeFactory: kubeinformers.NewSharedInformerFactory(kube, informerResync),
 		events:      events,
 	}
@@ -76,6 +80,9 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		return nil, err
 	}
 	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, recorder(vmi.Name)); err != nil {
+		return nil, err
+	}
+	if err := c.vmi.EnableHotplug(kube, c.hotplugFactory.Core().V1().Pods(), cfg); err != nil {
 		return nil, err
 	}
 	if c.replicaset, err = replicaset.New(kv, kvi.VirtualMachineInstanceReplicaSets(), kvi.VirtualMachineInstances(),
@@ -101,9 +108,11 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	defer c.events.Shutdown()
 	c.kvFactory.Start(ctx.Done())
 	c.podFactory.Start(ctx.Done())
+	c.hotplugFactory.Start(ctx.Done())
 	c.nodeFactory.Start(ctx.Done())
 	defer c.kvFactory.Shutdown()
 	defer c.podFactory.Shutdown()
+	defer c.hotplugFactory.Shutdown()
 	defer c.nodeFactory.Shutdown()
 	c.nodeFactory.WaitForCacheSync(ctx.Done())
 
