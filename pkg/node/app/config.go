@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
@@ -116,7 +117,8 @@ func (c *Config) informers() {
 		})
 	c.Pods = kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithTweakListOptions(func(opts *metav1.ListOptions) {
 		opts.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
-		opts.LabelSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.AppLabel: "virt-launcher"}).String()
+		// Launcher pods and the attachment pods of hotplugged volumes.
+		opts.LabelSelector = kubevirtv1.AppLabel + " in (" + launcherpod.LauncherLabelValue + "," + launcherpod.HotplugLabelValue + ")"
 	}))
 }
 

@@ -21,14 +21,14 @@ func HotplugFDGroup(volume string) string { return "hp-" + volume }
 // HotplugDisk is the libvirt XML of the volume's disk hotplugged into a running domain: its bus,
 // serial and cache as the VMI says, its image passed by descriptor, and the first device name of
 // its bus that no disk of the domain uses yet (inUse). It is also the XML that detaches it.
-func HotplugDisk(d *kubevirtv1.Disk, block bool, inUse []string) ([]byte, error) {
+func HotplugDisk(d *kubevirtv1.Disk, block bool, inUse []string) (diskXML []byte, target string, err error) {
 	src := diskSource{path: path.Join(HotplugDir, d.Name+".img"), format: FormatRaw, block: block}
 	disk, bus, errs := convertDisk(d, src, field.NewPath("spec", "domain", "devices", "disks"))
 	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
+		return nil, "", errs.ToAggregate()
 	}
 	if bus != kubevirtv1.DiskBusVirtio && bus != kubevirtv1.DiskBusSCSI {
-		return nil, fmt.Errorf("disk %s: bus %s cannot be hotplugged (scsi or virtio)", d.Name, bus)
+		return nil, "", fmt.Errorf("disk %s: bus %s cannot be hotplugged (scsi or virtio)", d.Name, bus)
 	}
 	if disk.Source != nil {
 		disk.Source.FDGroup = HotplugFDGroup(d.Name)
@@ -45,8 +45,9 @@ func HotplugDisk(d *kubevirtv1.Disk, block bool, inUse []string) ([]byte, error)
 		}
 	}
 	disk.Boot = nil
-	return xml.Marshal(struct {
+	diskXML, err = xml.Marshal(struct {
 		XMLName xml.Name `xml:"disk"`
 		Disk
 	}{Disk: disk})
+	return diskXML, disk.Target.Dev, err
 }

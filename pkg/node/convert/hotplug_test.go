@@ -25,7 +25,7 @@ func TestHotplugDisk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := HotplugDisk(&tt.disk, tt.block, tt.inUse)
+			raw, _, err := HotplugDisk(&tt.disk, tt.block, tt.inUse)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +37,7 @@ func TestHotplugDisk(t *testing.T) {
 		})
 	}
 	sata := kubevirtv1.Disk{Name: "s", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSATA}}}
-	if _, err := HotplugDisk(&sata, false, nil); err == nil {
+	if _, _, err := HotplugDisk(&sata, false, nil); err == nil {
 		t.Error("a sata disk was accepted for hotplug")
 	}
 }
