@@ -108,8 +108,7 @@ func ValidateVirtualMachineInstanceMigrationSource(m *kubevirtv1.VirtualMachineI
 	}
 	if hot := hotplugVolumeNames(&vmi.Spec); len(hot) > 0 {
 		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("Cannot migrate VMI, Reason: %s, Message: "+
-			"the VMI has hotplugged volumes (%s), which NativeVirt cannot live-migrate yet; unplug them (removevolume) "+
-			"or restart the VM, which then has them from its start", HotplugVolumesNotMigratableReason, strings.Join(hot, ", ")))}
+			"the VMI has hotplugged volumes (%s), which NativeVirt cannot live-migrate yet; unplug them (removevolume) first", HotplugVolumesNotMigratableReason, strings.Join(hot, ", ")))}
 	}
 	for _, c := range vmi.Status.Conditions {
 		if c.Type == kubevirtv1.VirtualMachineInstanceIsMigratable && c.Status == corev1.ConditionFalse {
