@@ -203,7 +203,7 @@ func (h *hotplugger) openImage(pod *corev1.Pod, v *kubevirtv1.Volume) (*os.File,
 // the guest released it.
 func (h *hotplugger) unplug(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, name, target string) kubevirtv1.VolumeStatus {
 	st := kubevirtv1.VolumeStatus{Name: name, Target: target, Phase: kubevirtv1.HotplugVolumeDetaching, Reason: "Detaching",
-		Message: "the guest is asked to release the disk",
+		Message:       "the guest is asked to release the disk",
 		HotplugVolume: &kubevirtv1.HotplugVolumeStatus{AttachPodName: launcherpod.AttachmentPodName(vmi, name)}}
 	bus := "scsi"
 	if strings.HasPrefix(target, "vd") {

@@ -18,11 +18,11 @@ import (
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
-	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"

@@ -24,7 +24,7 @@ func TestContainerRoot(t *testing.T) {
 		}
 	}
 	mk("10", "0::/kubepods.slice/kubepods-besteffort-pod1234_abcd.slice/cri-containerd-pause.scope\n", false) // sandbox
-	mk("11", "0::/kubepods/besteffort/podffff-0000/c1\n", true)                                              // another pod
+	mk("11", "0::/kubepods/besteffort/podffff-0000/c1\n", true)                                               // another pod
 	mk("12", "0::/kubepods.slice/kubepods-besteffort-pod1234_abcd.slice/cri-containerd-app.scope\n", true)
 	if err := os.MkdirAll(filepath.Join(proc, "self"), 0o755); err != nil {
 		t.Fatal(err)
