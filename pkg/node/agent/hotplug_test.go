@@ -164,4 +164,3 @@ func TestMergeHotplugStatus(t *testing.T) {
 		t.Errorf("merged %+v", got)
 	}
 }
-
