@@ -170,9 +170,9 @@ func (cfg Config) withDefaults() Config {
 }
 
 // containerRoot is ContainerRoot or the node's /proc.
-func (c Config) containerRoot() func(podUID types.UID, probe string) (string, error) {
-	if c.ContainerRoot != nil {
-		return c.ContainerRoot
+func (cfg Config) containerRoot() func(podUID types.UID, probe string) (string, error) {
+	if cfg.ContainerRoot != nil {
+		return cfg.ContainerRoot
 	}
 	return podfs.ProcRoots{}.ContainerRoot
 }

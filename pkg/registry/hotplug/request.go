@@ -86,10 +86,10 @@ func Verify(volumes []kubevirtv1.Volume, req Request) error {
 		source := SourceName(a.VolumeSource)
 		for _, v := range volumes {
 			if v.Name == a.Name {
-				return fmt.Errorf("Unable to add volume [%s] because volume with that name already exists", a.Name)
+				return refuse("Unable to add volume [%s] because volume with that name already exists", a.Name)
 			}
 			if claimOf(&v) == source {
-				return fmt.Errorf("Unable to add volume source [%s] because it already exists", source)
+				return refuse("Unable to add volume source [%s] because it already exists", source)
 			}
 		}
 		return nil
@@ -99,12 +99,12 @@ func Verify(volumes []kubevirtv1.Volume, req Request) error {
 		v := &volumes[i]
 		if v.Name == name || claimOf(v) == name {
 			if !kubevirtv1.IsHotpluggableVolume(v) {
-				return fmt.Errorf("Unable to remove volume [%s] because it is not hotpluggable", v.Name)
+				return refuse("Unable to remove volume [%s] because it is not hotpluggable", v.Name)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("Unable to remove volume [%s] because it does not exist", name)
+	return refuse("Unable to remove volume [%s] because it does not exist", name)
 }
 
 // Apply changes spec as the request says: the new volume and its disk are appended; a removed
@@ -161,3 +161,11 @@ func claimOf(v *kubevirtv1.Volume) string {
 	}
 	return ""
 }
+
+// refusalMessage is a refusal in KubeVirt's words (which start with a capital letter).
+type refusalMessage string
+
+func (m refusalMessage) Error() string { return string(m) }
+
+// refuse formats a refusal.
+func refuse(format string, args ...any) error { return refusalMessage(fmt.Sprintf(format, args...)) }
