@@ -65,12 +65,8 @@ func TestHotplugVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	vmi, pod := f.running(demoVM, "")
-	s := f.cli.console(demoVM)
-	defer s.close()
-	if s.expect(promptRE, bootTimeout, true) == nil {
-		f.dump()
-		t.Fatalf("console of %s: no shell prompt:\n%s", vmi.Name, s.all())
-	}
+	s := f.promptedConsole(demoVM)
+	defer func() { s.close() }()
 	bootID := func() string {
 		t.Helper()
 		s.send(`echo boot=$(cat /proc/sys/kernel/random/boot_id)`)
@@ -110,8 +106,11 @@ func TestHotplugVolume(t *testing.T) {
 	dev = f.guestDisk(s, "nvhot")
 	f.guestReads(s, dev, marker)
 
-	// The node agent killed and back: the disk stays, the status stays Ready.
+	// The node agent killed and back: the disk stays, the status stays Ready. The console
+	// session went through the old agent: a new one.
 	f.killAgent(pod)
+	s.close()
+	s = f.promptedConsole(demoVM)
 	f.volumeReady(demoVM, "hot")
 	f.guestReads(s, dev, marker)
 
@@ -123,6 +122,26 @@ func TestHotplugVolume(t *testing.T) {
 	}
 	if v, err := f.vmi(demoVM); err != nil || v.UID != vmi.UID {
 		t.Errorf("the instance was replaced: %v", err)
+	}
+}
+
+// promptedConsole opens a console session that shows the guest's shell prompt, retrying a
+// session refused at once (a node agent that just restarted answers 503 until it has re-attached
+// to the domain).
+func (f *flow) promptedConsole(name string) *consoleSession {
+	f.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s := f.cli.console(name)
+		if s.expect(promptRE, bootTimeout, true) != nil {
+			return s
+		}
+		s.close()
+		if time.Now().After(deadline) || strings.Contains(s.all(), "Successfully connected") {
+			f.dump()
+			f.t.Fatalf("console of %s: no shell prompt:\n%s", name, s.all())
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
 
