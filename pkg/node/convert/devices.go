@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -31,9 +29,6 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	// one unless hotplug is disabled.
 	buses.scsi = buses.scsi || !devices.DisableHotplug
 	out.Controllers = controllers(buses, inputUSB, transitional)
-	if !devices.DisableHotplug && isQ35(vmi) {
-		out.Controllers = append(out.Controllers, spareRootPorts()...)
-	}
 
 	interfaces, nerrs := convertInterfaces(vmi, vcpus)
 	errs = append(errs, nerrs...)
@@ -64,28 +59,6 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 		out.TPM = &TPM{Model: "tpm-tis", Backend: TPMBackend{Type: "emulator", Version: "2.0"}}
 	}
 	return out, errs
-}
-
-// hotplugRootPorts is how many empty PCIe root ports a q35 guest gets for virtio disks plugged
-// in while it runs (libvirt adds ports only for the devices a domain starts with).
-const hotplugRootPorts = 4
-
-// spareRootPorts are the empty PCIe root ports; libvirt numbers and places them.
-func spareRootPorts() []Controller {
-	out := make([]Controller, hotplugRootPorts)
-	for i := range out {
-		out[i] = Controller{Type: "pci", Model: "pcie-root-port"}
-	}
-	return out
-}
-
-// isQ35 reports whether the guest's machine is a q35 (PCI Express) one.
-func isQ35(vmi *kubevirtv1.VirtualMachineInstance) bool {
-	t := kubevirtv1.DefaultMachineType
-	if m := vmi.Spec.Domain.Machine; m != nil && m.Type != "" {
-		t = m.Type
-	}
-	return t == "q35" || strings.HasPrefix(t, "pc-q35-")
 }
 
 // controllers gives a virtio-scsi controller when SCSI disks exist (or may be hotplugged), and

@@ -199,11 +199,11 @@ type Address struct {
 
 // Controller is a disk or USB controller.
 type Controller struct {
-	// Type is scsi, usb or pci.
+	// Type is scsi or usb.
 	Type string `xml:"type,attr"`
-	// Index is the controller's index; empty lets libvirt number it (spare PCIe root ports).
-	Index string `xml:"index,attr,omitempty"`
-	// Model is e.g. virtio-scsi, none for no USB controller, or pcie-root-port.
+	// Index is the controller's index.
+	Index string `xml:"index,attr"`
+	// Model is e.g. virtio-scsi, or none for no USB controller.
 	Model string `xml:"model,attr,omitempty"`
 }
 
