@@ -16,6 +16,7 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/instancetype/revision"
+	"github.com/nativevirt/nativevirt/pkg/registry/hotplug"
 	"github.com/nativevirt/nativevirt/pkg/registry/lifecycle"
 	"github.com/nativevirt/nativevirt/pkg/registry/subresource"
 	"github.com/nativevirt/nativevirt/pkg/registry/virtualmachine"
@@ -82,6 +83,13 @@ func newActions(vm *virtualmachine.Storage, vmi *virtualmachineinstance.Storage,
 	for _, la := range lifecycle.Actions {
 		a.add(action{resource: "virtualmachines", name: string(la), method: http.MethodPut,
 			newFunc: la.NewOptions, handler: exec.Handler(la)})
+	}
+	volumes := &hotplug.Executor{VMs: vm.VirtualMachine, Instances: vmi.VirtualMachineInstance}
+	for _, ha := range hotplug.Actions {
+		a.add(action{resource: "virtualmachines", name: string(ha), method: http.MethodPut,
+			newFunc: ha.NewOptions, handler: volumes.VMHandler(ha)})
+		a.add(action{resource: "virtualmachineinstances", name: string(ha), method: http.MethodPut,
+			newFunc: ha.NewOptions, handler: volumes.VMIHandler(ha)})
 	}
 	for _, sa := range streams.Actions {
 		newFunc := func() runtime.Object { return vmiproxy.NewOptions(sa) }

@@ -33,10 +33,12 @@ const informerResync = 0 * time.Second
 
 // Controllers are the controllers of nativevirt-controller on shared informers.
 type Controllers struct {
-	kvFactory   externalversions.SharedInformerFactory
-	podFactory  kubeinformers.SharedInformerFactory
-	nodeFactory kubeinformers.SharedInformerFactory
-	events      *cmdutil.Events
+	kvFactory  externalversions.SharedInformerFactory
+	podFactory kubeinformers.SharedInformerFactory
+	// hotplugFactory informs of attachment pods.
+	hotplugFactory kubeinformers.SharedInformerFactory
+	nodeFactory    kubeinformers.SharedInformerFactory
+	events         *cmdutil.Events
 
 	listers ctrlmetrics.Listers
 
@@ -63,6 +65,8 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		kvFactory: externalversions.NewSharedInformerFactory(kv, informerResync),
 		podFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podindex.LauncherSelector })),
+		hotplugFactory: kubeinformers.NewSharedInformerFactoryWithOptions(kube, informerResync,
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = launcherpod.HotplugSelector })),
 		nodeFactory: kubeinformers.NewSharedInformerFactory(kube, informerResync),
 		events:      events,
 	}
@@ -82,6 +86,9 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		return nil, err
 	}
 	if c.vmi, err = vmi.New(kube, kv, kvi.VirtualMachineInstances(), pods, cfg, nads, recorder(vmi.Name)); err != nil {
+		return nil, err
+	}
+	if err := c.vmi.EnableHotplug(kube, c.hotplugFactory.Core().V1().Pods(), cfg); err != nil {
 		return nil, err
 	}
 	if c.replicaset, err = replicaset.New(kv, kvi.VirtualMachineInstanceReplicaSets(), kvi.VirtualMachineInstances(),
@@ -125,9 +132,11 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	defer c.events.Shutdown()
 	c.kvFactory.Start(ctx.Done())
 	c.podFactory.Start(ctx.Done())
+	c.hotplugFactory.Start(ctx.Done())
 	c.nodeFactory.Start(ctx.Done())
 	defer c.kvFactory.Shutdown()
 	defer c.podFactory.Shutdown()
+	defer c.hotplugFactory.Shutdown()
 	defer c.nodeFactory.Shutdown()
 	c.nodeFactory.WaitForCacheSync(ctx.Done())
 

@@ -196,6 +196,15 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 				in.runStrategy = vm.Status.RunStrategy
 			}
 		}
+		if p.action == actNone && in.syncErr == nil {
+			if ch := planHotplug(vm, in.vmi); ch != nil {
+				updated, err := c.instances.syncHotplug(ctx, vm, in.vmi, ch)
+				if err != nil {
+					return loop.Result{}, err
+				}
+				in.vmi = updated
+			}
+		}
 	}
 
 	status := computeStatus(in)

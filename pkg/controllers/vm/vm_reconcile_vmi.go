@@ -109,6 +109,9 @@ func newInstance(vm *kubevirtv1.VirtualMachine) *kubevirtv1.VirtualMachineInstan
 	}
 	vmi.Annotations[GenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
 	vmi.Annotations[SpecHashAnnotation] = specHash(vm)
+	if owned := ownedHotplugVolumes(&vmi.Spec); owned != "" {
+		vmi.Annotations[HotplugVolumesAnnotation] = owned
+	}
 	return vmi
 }
 

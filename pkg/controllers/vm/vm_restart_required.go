@@ -19,13 +19,14 @@ const SpecHashAnnotation = "nativevirt.io/vm-spec-hash"
 // restartRequiredMessage is KubeVirt's message of the condition.
 const restartRequiredMessage = "a non-live-updatable field was changed in the template spec"
 
-// specHash hashes what a VM's instances are made from.
+// specHash hashes what a VM's instances are made from. Hotpluggable volumes and their disks
+// are left out: a running instance gets them without a restart.
 func specHash(vm *kubevirtv1.VirtualMachine) string {
 	raw, err := json.Marshal(struct {
 		Template     *kubevirtv1.VirtualMachineInstanceTemplateSpec `json:"template"`
 		Instancetype *kubevirtv1.InstancetypeMatcher                `json:"instancetype"`
 		Preference   *kubevirtv1.PreferenceMatcher                  `json:"preference"`
-	}{vm.Spec.Template, vm.Spec.Instancetype, vm.Spec.Preference})
+	}{withoutHotplugVolumes(vm.Spec.Template), vm.Spec.Instancetype, vm.Spec.Preference})
 	if err != nil {
 		return ""
 	}
@@ -53,4 +54,29 @@ func restartRequired(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachi
 	}
 	return &kubevirtv1.VirtualMachineCondition{Type: kubevirtv1.VirtualMachineRestartRequired,
 		Status: corev1.ConditionTrue, Message: restartRequiredMessage}
+}
+
+// withoutHotplugVolumes returns t, or a copy of t without its hotpluggable volumes and their
+// disks when it has any (so that the hash of a template without them stays what it was).
+func withoutHotplugVolumes(t *kubevirtv1.VirtualMachineInstanceTemplateSpec) *kubevirtv1.VirtualMachineInstanceTemplateSpec {
+	if t == nil || ownedHotplugVolumes(&t.Spec) == "" {
+		return t
+	}
+	out := t.DeepCopy()
+	hot := map[string]bool{}
+	out.Spec.Volumes = out.Spec.Volumes[:0]
+	for _, v := range t.Spec.Volumes {
+		if kubevirtv1.IsHotpluggableVolume(&v) {
+			hot[v.Name] = true
+			continue
+		}
+		out.Spec.Volumes = append(out.Spec.Volumes, *v.DeepCopy())
+	}
+	out.Spec.Domain.Devices.Disks = out.Spec.Domain.Devices.Disks[:0]
+	for _, d := range t.Spec.Domain.Devices.Disks {
+		if !hot[d.Name] {
+			out.Spec.Domain.Devices.Disks = append(out.Spec.Domain.Devices.Disks, *d.DeepCopy())
+		}
+	}
+	return out
 }

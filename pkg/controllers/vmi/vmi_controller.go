@@ -54,6 +54,8 @@ type Controller struct {
 	synced       []cache.InformerSynced
 	expectations *expectations.Expectations
 	pods         podAPI
+	// hotplug keeps attachment pods; nil until EnableHotplug.
+	hotplug      *hotplugAPI
 	meta         metadataAPI
 	updateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error)
 	now          func() time.Time
@@ -193,6 +195,12 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	if len(pods) > before {
 		c.notePodCreated(key)
+	}
+
+	if c.hotplug != nil {
+		if err := c.hotplug.syncAttachmentPods(ctx, vmi, currentPod(vmi, pods)); err != nil {
+			return loop.Result{}, err
+		}
 	}
 
 	status := computeStatus(vmi, pods, c.now())

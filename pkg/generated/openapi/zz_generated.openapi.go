@@ -104,6 +104,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ACPI{}.OpenAPIModelName():                                                    schema_pkg_apis_kubevirt_v1_ACPI(ref),
 		v1.AccessCredential{}.OpenAPIModelName():                                        schema_pkg_apis_kubevirt_v1_AccessCredential(ref),
 		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_pkg_apis_kubevirt_v1_AccessCredentialSecretSource(ref),
+		v1.AddVolumeOptions{}.OpenAPIModelName():                                        schema_pkg_apis_kubevirt_v1_AddVolumeOptions(ref),
 		v1.BIOS{}.OpenAPIModelName():                                                    schema_pkg_apis_kubevirt_v1_BIOS(ref),
 		v1.BlockSize{}.OpenAPIModelName():                                               schema_pkg_apis_kubevirt_v1_BlockSize(ref),
 		v1.Bootloader{}.OpenAPIModelName():                                              schema_pkg_apis_kubevirt_v1_Bootloader(ref),
@@ -172,6 +173,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Handler{}.OpenAPIModelName():                                                 schema_pkg_apis_kubevirt_v1_Handler(ref),
 		v1.HostDevice{}.OpenAPIModelName():                                              schema_pkg_apis_kubevirt_v1_HostDevice(ref),
 		v1.HostDisk{}.OpenAPIModelName():                                                schema_pkg_apis_kubevirt_v1_HostDisk(ref),
+		v1.HotplugVolumeSource{}.OpenAPIModelName():                                     schema_pkg_apis_kubevirt_v1_HotplugVolumeSource(ref),
 		v1.HotplugVolumeStatus{}.OpenAPIModelName():                                     schema_pkg_apis_kubevirt_v1_HotplugVolumeStatus(ref),
 		v1.Hugepages{}.OpenAPIModelName():                                               schema_pkg_apis_kubevirt_v1_Hugepages(ref),
 		v1.HyperVPassthrough{}.OpenAPIModelName():                                       schema_pkg_apis_kubevirt_v1_HyperVPassthrough(ref),
@@ -218,6 +220,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName():   schema_pkg_apis_kubevirt_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_pkg_apis_kubevirt_v1_RTCTimer(ref),
 		v1.Realtime{}.OpenAPIModelName():                                                schema_pkg_apis_kubevirt_v1_Realtime(ref),
+		v1.RemoveVolumeOptions{}.OpenAPIModelName():                                     schema_pkg_apis_kubevirt_v1_RemoveVolumeOptions(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_pkg_apis_kubevirt_v1_ResourceRequirements(ref),
 		v1.RestartOptions{}.OpenAPIModelName():                                          schema_pkg_apis_kubevirt_v1_RestartOptions(ref),
 		v1.Rng{}.OpenAPIModelName():                                                     schema_pkg_apis_kubevirt_v1_Rng(ref),
@@ -3858,6 +3861,76 @@ func schema_pkg_apis_kubevirt_v1_AccessCredentialSecretSource(ref common.Referen
 	}
 }
 
+func schema_pkg_apis_kubevirt_v1_AddVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AddVolumeOptions is the body of an addvolume request on a VirtualMachine or a VirtualMachineInstance: a claim hotplugged into the running guest as a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the new volume and of its disk; it overrides the disk's own name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"disk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Disk is the device the guest sees (bus scsi or virtio).",
+							Ref:         ref(v1.Disk{}.OpenAPIModelName()),
+						},
+					},
+					"volumeSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSource is the claim or DataVolume to plug in.",
+							Ref:         ref(v1.HotplugVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun set to [\"All\"] validates the request without acting on it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "disk", "volumeSource"},
+			},
+		},
+		Dependencies: []string{
+			v1.Disk{}.OpenAPIModelName(), v1.HotplugVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_kubevirt_v1_BIOS(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -6507,6 +6580,33 @@ func schema_pkg_apis_kubevirt_v1_HostDisk(ref common.ReferenceCallback) common.O
 	}
 }
 
+func schema_pkg_apis_kubevirt_v1_HotplugVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeSource is the source of a hotplugged volume: a claim or a DataVolume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim names a claim in the guest's namespace.",
+							Ref:         ref(v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume names a DataVolume in the guest's namespace.",
+							Ref:         ref(v1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.DataVolumeSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_kubevirt_v1_HotplugVolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -8051,6 +8151,62 @@ func schema_pkg_apis_kubevirt_v1_Realtime(ref common.ReferenceCallback) common.O
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_kubevirt_v1_RemoveVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RemoveVolumeOptions is the body of a removevolume request: the hotplugged volume (and its disk) to unplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume (or of its claim or DataVolume) to remove.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun set to [\"All\"] validates the request without acting on it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 
@@ -83,8 +84,11 @@ type Config struct {
 	SeedCapabilities SeedCapabilitiesFunc
 	// VMIs lists the VMIs of this node.
 	VMIs listers.VirtualMachineInstanceLister
-	// Pods lists the launcher pods of this node.
+	// Pods lists the launcher pods of this node and the attachment pods of hotplugged volumes.
 	Pods corelisters.PodLister
+	// ContainerRoot finds the root directory of a pod's container that shows a path (the
+	// attachment pod's claim); nil: the node's /proc (podfs.ProcRoots).
+	ContainerRoot func(podUID types.UID, probe string) (string, error)
 	// UpdateStatus writes a VMI's status subresource.
 	UpdateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) error
 	// GetSecret reads a Secret (cloud-init secretRef).
@@ -163,4 +167,12 @@ func (cfg Config) withDefaults() Config {
 		m.Poll = time.Second
 	}
 	return cfg
+}
+
+// containerRoot is ContainerRoot or the node's /proc.
+func (cfg Config) containerRoot() func(podUID types.UID, probe string) (string, error) {
+	if cfg.ContainerRoot != nil {
+		return cfg.ContainerRoot
+	}
+	return podfs.ProcRoots{}.ContainerRoot
 }

@@ -49,6 +49,7 @@ type instanceSync struct {
 	status      *guestInfo
 	source      *migrationSource
 	target      *migrationTarget
+	hotplug     *hotplugger
 }
 
 // sync brings the VMI key one step closer to its desired state and reports
@@ -191,8 +192,17 @@ func (s *instanceSync) observeActive(ctx context.Context, vmi *kubevirtv1.Virtua
 			return 0, err
 		}
 	}
-	if err := s.report.writeStatus(ctx, vmi, s.status.running(ctx, vmi, pod, l, info)); err != nil {
+	var hot hotplugResult
+	if s.hotplug != nil && vmi.Status.Phase == kubevirtv1.Running && vmi.DeletionTimestamp == nil {
+		hot = s.hotplug.sync(ctx, vmi, pod, l)
+	}
+	st := s.status.running(ctx, vmi, pod, l, info)
+	st.VolumeStatus = mergeHotplugStatus(st.VolumeStatus, hot.status)
+	if err := s.report.writeStatus(ctx, vmi, st); err != nil {
 		return 0, err
+	}
+	if hot.retry && after > hotplugRetry {
+		after = hotplugRetry
 	}
 	return after, nil
 }

@@ -22,6 +22,7 @@ import (
 	vmiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/agent"
 	"github.com/nativevirt/nativevirt/pkg/node/deviceplugin"
 	"github.com/nativevirt/nativevirt/pkg/node/domains"
@@ -116,7 +117,8 @@ func (c *Config) informers() {
 		})
 	c.Pods = kubeinformers.NewSharedInformerFactoryWithOptions(c.Kube, 0, kubeinformers.WithTweakListOptions(func(opts *metav1.ListOptions) {
 		opts.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
-		opts.LabelSelector = labels.SelectorFromSet(labels.Set{kubevirtv1.AppLabel: "virt-launcher"}).String()
+		// Launcher pods and the attachment pods of hotplugged volumes.
+		opts.LabelSelector = kubevirtv1.AppLabel + " in (" + launcherpod.LauncherLabelValue + "," + launcherpod.HotplugLabelValue + ")"
 	}))
 }
 

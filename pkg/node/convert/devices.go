@@ -25,6 +25,9 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	inputs, inputUSB, ierrs := convertInputs(devices, p)
 	errs = append(errs, ierrs...)
 	out.Inputs = inputs
+	// A virtio-scsi controller from the start lets SCSI disks be hotplugged, as KubeVirt has
+	// one unless hotplug is disabled.
+	buses.scsi = buses.scsi || !devices.DisableHotplug
 	out.Controllers = controllers(buses, inputUSB, transitional)
 
 	interfaces, nerrs := convertInterfaces(vmi, vcpus)
@@ -58,7 +61,7 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 	return out, errs
 }
 
-// controllers gives a virtio-scsi controller when SCSI disks exist, and
+// controllers gives a virtio-scsi controller when SCSI disks exist (or may be hotplugged), and
 // turns the default USB controller off when nothing uses USB (fewer devices
 // for the guest to probe, as KubeVirt does).
 func controllers(buses diskBuses, inputUSB, transitional bool) []Controller {

@@ -130,6 +130,9 @@ type DiskSource struct {
 	File string `xml:"file,attr,omitempty"`
 	// Dev is the block device path (disk type block).
 	Dev string `xml:"dev,attr,omitempty"`
+	// FDGroup names the file descriptors passed for the image (virDomainFDAssociate): the
+	// file is opened by the node agent, never by path in the launcher.
+	FDGroup string `xml:"fdgroup,attr,omitempty"`
 }
 
 // BackingStore is the read-only image below an overlay.

@@ -120,9 +120,8 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 		}
 		return diskSource{path: path.Clean(src.HostDisk.Path), format: format(FormatRaw)}, nil
 	case src.PersistentVolumeClaim != nil:
-		if src.PersistentVolumeClaim.Hotpluggable {
-			return diskSource{}, field.Forbidden(p.Child("persistentVolumeClaim", "hotpluggable"), "hotpluggable volumes are not supported")
-		}
+		// A hotpluggable claim the instance has from its start is in the launcher pod like any
+		// other claim.
 		return claim(src.PersistentVolumeClaim.ReadOnly), nil
 	case src.Ephemeral != nil:
 		if src.Ephemeral.PersistentVolumeClaim == nil {

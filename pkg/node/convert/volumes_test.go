@@ -79,9 +79,9 @@ func TestVolumeSource(t *testing.T) {
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c", ReadOnly: true}}}},
 		want: diskSource{block: true, path: "/dev/blk", format: FormatRaw, readOnly: true},
 	}, {
-		name:    "hotpluggable claim",
-		vol:     kubevirtv1.Volume{Name: "hp", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: claim, Hotpluggable: true}}},
-		wantErr: "hotpluggable",
+		name: "hotpluggable claim present from the start: a claim of the launcher pod",
+		vol:  kubevirtv1.Volume{Name: "hp", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{PersistentVolumeClaimVolumeSource: claim, Hotpluggable: true}}},
+		want: diskSource{path: "/pvcs/hp/disk.img", format: FormatRaw},
 	}, {
 		name: "ephemeral: read-only claim under an overlay",
 		vol:  kubevirtv1.Volume{Name: "eph-blk", VolumeSource: kubevirtv1.VolumeSource{Ephemeral: &kubevirtv1.EphemeralVolumeSource{PersistentVolumeClaim: &claim}}},

@@ -62,7 +62,7 @@ func DialURI(uri string) (Conn, error) {
 	_ = c.SetKeepAlive(5, 3)
 	lc := &libvirtConn{conn: c}
 	return Conn{Lifecycle: lifecycleConn{lc}, Inspector: inspectorConn{lc}, Migrator: migratorConn{lc},
-		GuestAccess: guestAccessConn{lc}, Notes: notesConn{lc}, Closer: lc}, nil
+		GuestAccess: guestAccessConn{lc}, Notes: notesConn{lc}, Hotplugger: hotplugConn{lc}, Closer: lc}, nil
 }
 
 // libvirtConn is the connection on libvirt.org/go/libvirt that the parts of a

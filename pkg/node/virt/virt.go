@@ -294,6 +294,7 @@ type Conn struct {
 	Migrator
 	GuestAccess
 	Notes
+	Hotplugger
 	io.Closer
 }
 

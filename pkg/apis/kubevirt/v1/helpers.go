@@ -33,3 +33,10 @@ func IsACPITableVolume(spec *VirtualMachineInstanceSpec, volume string) bool {
 	fw := spec.Domain.Firmware
 	return volume != "" && fw != nil && fw.ACPI != nil && (fw.ACPI.SlicNameRef == volume || fw.ACPI.MsdmNameRef == volume)
 }
+
+// IsHotpluggableVolume reports whether v is a claim or DataVolume marked hotpluggable: one that
+// addvolume plugged in (or may plug in) and removevolume may take out of a running guest.
+func IsHotpluggableVolume(v *Volume) bool {
+	return (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable) ||
+		(v.DataVolume != nil && v.DataVolume.Hotpluggable)
+}

@@ -67,6 +67,8 @@ func AddKnownTypesTo(scheme *runtime.Scheme, gv schema.GroupVersion) {
 		&MigrateOptions{},
 		&PauseOptions{},
 		&UnpauseOptions{},
+		&AddVolumeOptions{},
+		&RemoveVolumeOptions{},
 		&VirtualMachineInstanceGuestAgentInfo{},
 		&VirtualMachineInstanceGuestOSUserList{},
 		&VirtualMachineInstanceFileSystemList{},

@@ -81,3 +81,45 @@ type UnpauseOptions struct {
 	// +listType=atomic
 	DryRun []string `json:"dryRun,omitempty"`
 }
+
+// AddVolumeOptions is the body of an addvolume request on a VirtualMachine or a
+// VirtualMachineInstance: a claim hotplugged into the running guest as a disk.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type AddVolumeOptions struct {
+	metav1.TypeMeta `json:",inline"`
+	// Name of the new volume and of its disk; it overrides the disk's own name.
+	Name string `json:"name"`
+	// Disk is the device the guest sees (bus scsi or virtio).
+	Disk *Disk `json:"disk"`
+	// VolumeSource is the claim or DataVolume to plug in.
+	VolumeSource *HotplugVolumeSource `json:"volumeSource"`
+	// DryRun set to ["All"] validates the request without acting on it.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty"`
+}
+
+// HotplugVolumeSource is the source of a hotplugged volume: a claim or a DataVolume.
+type HotplugVolumeSource struct {
+	// PersistentVolumeClaim names a claim in the guest's namespace.
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+	// DataVolume names a DataVolume in the guest's namespace.
+	// +optional
+	DataVolume *DataVolumeSource `json:"dataVolume,omitempty"`
+}
+
+// RemoveVolumeOptions is the body of a removevolume request: the hotplugged volume (and its
+// disk) to unplug.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type RemoveVolumeOptions struct {
+	metav1.TypeMeta `json:",inline"`
+	// Name of the volume (or of its claim or DataVolume) to remove.
+	Name string `json:"name"`
+	// DryRun set to ["All"] validates the request without acting on it.
+	// +optional
+	// +listType=atomic
+	DryRun []string `json:"dryRun,omitempty"`
+}

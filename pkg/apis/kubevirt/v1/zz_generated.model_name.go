@@ -37,6 +37,11 @@ func (in AccessCredentialSecretSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AddVolumeOptions) OpenAPIModelName() string {
+	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.AddVolumeOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BIOS) OpenAPIModelName() string {
 	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.BIOS"
 }
@@ -377,6 +382,11 @@ func (in HostDisk) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HotplugVolumeSource) OpenAPIModelName() string {
+	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.HotplugVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HotplugVolumeStatus) OpenAPIModelName() string {
 	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.HotplugVolumeStatus"
 }
@@ -604,6 +614,11 @@ func (in RTCTimer) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Realtime) OpenAPIModelName() string {
 	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.Realtime"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RemoveVolumeOptions) OpenAPIModelName() string {
+	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.RemoveVolumeOptions"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -2,6 +2,8 @@ package validation
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -69,9 +71,23 @@ func IsMigrationFinal(m *kubevirtv1.VirtualMachineInstanceMigration) bool {
 	return m.Status.Phase == kubevirtv1.MigrationSucceeded || m.Status.Phase == kubevirtv1.MigrationFailed
 }
 
+// HotplugVolumesNotMigratableReason is the reason given when a migration is refused because
+// the instance has hotplugged volumes.
+const HotplugVolumesNotMigratableReason = "HotplugVolumesNotLiveMigratable"
+
+// hotplugVolumeNames lists the hotpluggable volumes of spec, sorted.
+func hotplugVolumeNames(spec *kubevirtv1.VirtualMachineInstanceSpec) []string {
+	var out []string
+	for name := range hotplugVolumes(spec) {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ValidateVirtualMachineInstanceMigrationSource checks, when a migration is created, that the
 // instance it names can be migrated, as KubeVirt's admission does: the instance exists (vmi nil:
-// it does not), has not finished, is not being deleted, does not report LiveMigratable=False,
+// it does not), has not finished, is not being deleted, has no hotplugged volumes, does not report LiveMigratable=False,
 // and no other migration of it is in flight (others: the namespace's other migrations of the
 // same instance). An instance that is not Running yet is accepted (as by KubeVirt); the migration
 // controller fails the migration then.
@@ -89,6 +105,10 @@ func ValidateVirtualMachineInstanceMigrationSource(m *kubevirtv1.VirtualMachineI
 		return field.ErrorList{field.Invalid(path, name, "Cannot migrate VMI in finalized state.")}
 	case vmi.DeletionTimestamp != nil:
 		return field.ErrorList{field.Invalid(path, name, "Cannot migrate VMI, Reason: Terminating, Message: the VMI is being deleted")}
+	}
+	if hot := hotplugVolumeNames(&vmi.Spec); len(hot) > 0 {
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("Cannot migrate VMI, Reason: %s, Message: "+
+			"the VMI has hotplugged volumes (%s), which NativeVirt cannot live-migrate yet; unplug them (removevolume) first", HotplugVolumesNotMigratableReason, strings.Join(hot, ", ")))}
 	}
 	for _, c := range vmi.Status.Conditions {
 		if c.Type == kubevirtv1.VirtualMachineInstanceIsMigratable && c.Status == corev1.ConditionFalse {

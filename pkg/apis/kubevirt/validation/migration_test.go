@@ -119,6 +119,10 @@ func TestValidateVirtualMachineInstanceMigrationSource(t *testing.T) {
 			want: []string{"Invalid:spec.vmiName"}, wantMsg: "Cannot migrate VMI in finalized state."},
 		{name: "being deleted", vmi: running(func(v *kubevirtv1.VirtualMachineInstance) { v.DeletionTimestamp = &metav1.Time{} }),
 			want: []string{"Invalid:spec.vmiName"}, wantMsg: "being deleted"},
+		{name: "hotplugged volumes", vmi: running(func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "hot", VolumeSource: kubevirtv1.VolumeSource{
+				PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true}}}}
+		}), want: []string{"Invalid:spec.vmiName"}, wantMsg: "Reason: HotplugVolumesNotLiveMigratable, Message: the VMI has hotplugged volumes (hot)"},
 		{name: "not migratable", vmi: running(func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Status.Conditions[0].Status = corev1.ConditionFalse
 			v.Status.Conditions[0].Reason = "DisksNotLiveMigratable"

@@ -112,9 +112,6 @@ var unsupportedVolumeFields = []unsupported[volume]{
 	// A host disk would need a hostPath in the launcher pod: any user allowed to create VMs could read
 	// or write any file of the node. KubeVirt keeps it behind a feature gate that is off by default.
 	{"hostDisk", "a host disk volume (hostDisk), which would give VM users access to node files", func(v *volume) bool { return v.HostDisk != nil }},
-	{"persistentVolumeClaim.hotpluggable", "a hotpluggable volume (hotpluggable)", func(v *volume) bool {
-		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable
-	}},
 }
 
 // unsupportedInterfaceFields are refused on any entry of spec.domain.devices.interfaces. Other

@@ -66,8 +66,6 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.volumes[*].memoryDump": setVolume0(kubevirtv1.VolumeSource{MemoryDump: &kubevirtv1.MemoryDumpVolumeSource{
 		PersistentVolumeClaimVolumeSource: kubevirtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "dump"}}}}),
-	"spec.volumes[*].persistentVolumeClaim.hotpluggable": setVolume0(kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "hot"}, Hotpluggable: true}}),
 	"spec.domain.devices.interfaces[*].sriov": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = kubevirtv1.InterfaceBindingMethod{SRIOV: &kubevirtv1.InterfaceSRIOV{}}
 	},

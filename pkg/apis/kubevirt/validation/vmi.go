@@ -49,6 +49,7 @@ func ValidateVMISpec(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath *field
 	errs = append(errs, validateProbes(spec, fldPath)...)
 	errs = append(errs, validateAccessCredentials(spec, fldPath)...)
 	errs = append(errs, validateACPI(spec, fldPath)...)
+	errs = append(errs, validateHotplugVolumes(spec, fldPath)...)
 	return errs
 }
 
@@ -73,11 +74,11 @@ func validateGuestIdentity(spec *kubevirtv1.VirtualMachineInstanceSpec, fldPath 
 	return errs
 }
 
-// ValidateVirtualMachineInstanceUpdate refuses any change of the spec: the guest was built
-// from it, and NativeVirt has no hotplug. Metadata may change.
+// ValidateVirtualMachineInstanceUpdate refuses any change of the spec but hotpluggable volumes
+// (with their disks) coming and going: the guest was built from the rest. Metadata may change.
 func ValidateVirtualMachineInstanceUpdate(newVMI, oldVMI *kubevirtv1.VirtualMachineInstance) field.ErrorList {
 	if newVMI == nil || oldVMI == nil {
 		return field.ErrorList{field.Required(field.NewPath("metadata"), "a VirtualMachineInstance is required")}
 	}
-	return validateImmutableSpec(&newVMI.Spec, &oldVMI.Spec, field.NewPath("spec"))
+	return validateHotplugUpdate(&newVMI.Spec, &oldVMI.Spec, field.NewPath("spec"))
 }

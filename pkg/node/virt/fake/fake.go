@@ -78,7 +78,7 @@ func (d *Daemon) Dial(string) (virt.Conn, error) {
 	d.calls = append(d.calls, "Dial")
 	c := &conn{d: d}
 	return virt.Conn{Lifecycle: lifecycleConn{c}, Inspector: inspectorConn{c}, Migrator: migratorConn{c},
-		GuestAccess: guestAccessConn{c}, Notes: notesConn{c}, Closer: c}, nil
+		GuestAccess: guestAccessConn{c}, Notes: notesConn{c}, Hotplugger: hotplugConn{c}, Closer: c}, nil
 }
 
 // Calls returns the calls made so far ("Define ns_name", "Start ns_name", ...).
