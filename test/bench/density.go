@@ -246,12 +246,16 @@ func apiCalls(ctx context.Context, e *Env) (nv, kube map[string]float64, err err
 }
 
 // densityCleanUp deletes the namespace's VMs, VMIs and plain pods and waits until no VMI and
-// no pod is left.
+// no pod (launchers included) is left.
 func densityCleanUp(ctx context.Context, vms, vmis, pods dynamic.ResourceInterface) error {
-	for _, ri := range []dynamic.ResourceInterface{vms, vmis, pods} {
-		if err := ri.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{}); err != nil {
+	for _, ri := range []dynamic.ResourceInterface{vms, vmis} {
+		if err := ri.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return err
 		}
+	}
+	// Only the plain pods: the launchers go with their VMIs.
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{LabelSelector: plainPodLabel + "=true"}); err != nil {
+		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, ri := range []dynamic.ResourceInterface{vmis, pods} {
