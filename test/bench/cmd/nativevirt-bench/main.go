@@ -49,7 +49,7 @@ var (
 		density:    bench.DensityConfig{N: 20, Interval: 100 * time.Millisecond, CPUAllocationRatio: 100},
 		startTax:   bench.StartTaxConfig{Rounds: 3},
 	}
-	allSuites = []string{"api-path", "control-plane", "start-tax", "density", "console", "scale-fresh", "scale"}
+	allSuites = []string{"api-path", "control-plane", "start-tax", "density", "vm-memory", "console", "scale-fresh", "scale"}
 	// ownServerSuites start the servers they measure and need no cluster: a run of only these
 	// does not bring the cluster up.
 	ownServerSuites = []string{"scale-fresh"}
@@ -232,6 +232,7 @@ func run() int {
 	do("control-plane", func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
 	do("start-tax", func(ctx context.Context) (*bench.Result, error) { return bench.RunStartTax(ctx, env, sz.startTax) })
 	do("density", func(ctx context.Context) (*bench.Result, error) { return bench.RunDensity(ctx, env, sz.density) })
+	do("vm-memory", func(ctx context.Context) (*bench.Result, error) { return bench.RunVMMemory(ctx, env) })
 	do("console", func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
 	do("scale-fresh", func(ctx context.Context) (*bench.Result, error) { return bench.RunScaleFresh(ctx, env, sz.scaleFresh) })
 	// Last: 10,000 VMs may take the server down (memory), which must not spoil the others.
