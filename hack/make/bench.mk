@@ -1,6 +1,6 @@
-# Benchmarks (test/bench, issue 7): API path side by side (aggregated / direct / CRD), scale,
-# control plane, console. Tables on stdout, JSON and summary.md in _output/bench; method and the
-# current figures in docs/performance.md. Included by the top-level Makefile.
+# Benchmarks (test/bench, issues 7 and 27): API path side by side (aggregated / direct / CRD), scale,
+# control plane, start tax, density, VM memory, console. Tables on stdout, JSON and summary.md in
+# _output/bench; method and the current figures in docs/performance.md. Included by the top-level Makefile.
 
 BENCH_QUICK ?=
 # Extra flags of nativevirt-bench, e.g. BENCH_ARGS='-suites=api-path -mode=process'.

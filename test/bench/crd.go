@@ -31,7 +31,18 @@ var CRDResource = schema.GroupVersionResource{Group: CRDGroup, Version: "v1", Re
 // subresource and KubeVirt's printer columns. It returns the schema's JSON size. Close deletes
 // the CRD (and so every object of it).
 func (e *Env) InstallCRD(ctx context.Context) (int, error) {
-	doc, err := GetRaw(ctx, e.Direct, "/openapi/v3/apis/kubevirt.io/v1")
+	return installCRD(ctx, e.Direct, e.Kube, func(name string, remove func(context.Context) error) {
+		if !e.crdInstalled { // not again when a suite runs again
+			e.crdInstalled = true
+			e.OnClose("CRD "+name, remove)
+		}
+	})
+}
+
+// installCRD installs the CRD of target (c) into the kube-apiserver of kube, with the schema of
+// the nativevirt-apiserver of openapi; installed is told how to remove it.
+func installCRD(ctx context.Context, openapi, kube *rest.Config, installed func(name string, remove func(context.Context) error)) (int, error) {
+	doc, err := GetRaw(ctx, openapi, "/openapi/v3/apis/kubevirt.io/v1")
 	if err != nil {
 		return 0, fmt.Errorf("OpenAPI v3 of kubevirt.io/v1: %w", err)
 	}
@@ -66,7 +77,7 @@ func (e *Env) InstallCRD(ctx context.Context) (int, error) {
 			}},
 		},
 	}
-	cs, err := apiextensionsclient.NewForConfig(e.Kube)
+	cs, err := apiextensionsclient.NewForConfig(kube)
 	if err != nil {
 		return 0, err
 	}
@@ -77,10 +88,7 @@ func (e *Env) InstallCRD(ctx context.Context) (int, error) {
 	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		return 0, fmt.Errorf("create CRD %s: %w", crd.Name, err)
 	}
-	if !e.crdInstalled { // not again when a suite runs again
-		e.crdInstalled = true
-		e.OnClose("CRD "+crd.Name, func(ctx context.Context) error { return deleteCRD(ctx, crds, crd.Name) })
-	}
+	installed(crd.Name, func(ctx context.Context) error { return deleteCRD(ctx, crds, crd.Name) })
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
@@ -97,7 +105,7 @@ func (e *Env) InstallCRD(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("CRD %s not Established: %w", crd.Name, err)
 	}
 	// Established comes slightly before the handler serves the resource.
-	dc, err := NewClient(e.Kube)
+	dc, err := NewClient(kube)
 	if err != nil {
 		return 0, err
 	}

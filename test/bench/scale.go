@@ -68,6 +68,16 @@ type scaleHost struct {
 	// metrics reaches the server's /metrics.
 	metrics *rest.Config
 	logf    func(format string, args ...any)
+	// crd, when set, is a kube-apiserver serving the CRD target (c): it receives the same VMs,
+	// and kubectl get reads them there alternately with the server's.
+	crd *crdHost
+}
+
+// crdHost is a kube-apiserver with the CRD of target (c) installed.
+type crdHost struct {
+	target    Target
+	namespace func(ctx context.Context, name string) error
+	kubectl   func(args ...string) (string, error)
 }
 
 // RunScale creates cfg.VMs VirtualMachines in one namespace, measures reading them back
@@ -208,25 +218,15 @@ func runScaleScenario(ctx context.Context, h *scaleHost, cfg ScaleConfig, nsCoun
 	res.AddRow(scenario, "other kubevirt.io writes after the creates (controllers), until 3 s without any", cell, "")
 	add(scenario, "settle", settled.Seconds(), "s", fmt.Sprintf("%.0f writes", writes))
 
-	// kubectl get vm -A through kube-apiserver.
-	var kubectlTimes []time.Duration
-	lines := 0
-	repeats := max(1, cfg.Repeats)
-	for range repeats {
-		t0 := time.Now()
-		out, err := h.kubectl("get", "vm", "-A", "--no-headers")
-		if err != nil {
-			return err
+	if h.crd != nil {
+		if err := fillCRD(ctx, h.crd, cfg, namespaces, scenario, res, add); err != nil {
+			return fmt.Errorf("the CRD (c): %w", err)
 		}
-		kubectlTimes = append(kubectlTimes, time.Since(t0))
-		lines = strings.Count(out, "\n")
 	}
-	if lines < cfg.VMs {
-		return fmt.Errorf("kubectl get vm -A printed %d rows, want at least %d", lines, cfg.VMs)
+	if err := timeKubectlGet(h, cfg, scenario, res, add); err != nil {
+		return err
 	}
-	kt := median(kubectlTimes)
-	res.AddRow(scenario, "kubectl get vm -A (wall)", FmtSeconds(kt), "")
-	add(scenario, "kubectl-get-vm-all", kt.Seconds(), "s", fmt.Sprintf("%d rows", lines))
+	repeats := max(1, cfg.Repeats)
 
 	scope, match := "", func(ns string) bool { return strings.HasPrefix(ns, fmt.Sprintf("bench-scale-%d-", nsCount)) }
 	scopeName := "all namespaces"

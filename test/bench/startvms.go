@@ -32,6 +32,8 @@ type startOptions struct {
 	deleteEarly bool
 	// paused starts the guests with paused vCPUs (startStrategy Paused).
 	paused bool
+	// node, when set, is the only node the VMs may run on.
+	node string
 }
 
 // startVMs creates o.n small VMs o.interval apart, waits until each VMI reached o.phase (or
@@ -173,6 +175,11 @@ func (s *startState) createVMs(ctx context.Context, vms dynamic.ResourceInterfac
 		}
 		if s.o.paused {
 			if err := unstructured.SetNestedField(obj.Object, "Paused", "spec", "template", "spec", "startStrategy"); err != nil {
+				return err
+			}
+		}
+		if s.o.node != "" {
+			if err := unstructured.SetNestedStringMap(obj.Object, map[string]string{corev1.LabelHostname: s.o.node}, "spec", "template", "spec", "nodeSelector"); err != nil {
 				return err
 			}
 		}

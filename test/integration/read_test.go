@@ -142,6 +142,17 @@ func TestTables(t *testing.T) {
 			if diff := cmp.Diff(c.cells, cells); diff != "" {
 				t.Errorf("%s cells (-want +got):\n%s", c.resource, diff)
 			}
+			// The row's object is the metadata (kubectl's default) without managedFields.
+			var row metav1.PartialObjectMetadata
+			if err := json.Unmarshal(table.Rows[0].Object.Raw, &row); err != nil {
+				t.Fatalf("%s: decode the row's object: %v", c.resource, err)
+			}
+			if row.Kind != "PartialObjectMetadata" || row.Name != "t" || row.UID == "" {
+				t.Errorf("%s: row object %s %q uid %q, want the object's PartialObjectMetadata", c.resource, row.Kind, row.Name, row.UID)
+			}
+			if len(row.ManagedFields) != 0 {
+				t.Errorf("%s: the row's metadata carries %d managedFields entries", c.resource, len(row.ManagedFields))
+			}
 		}
 	}
 }

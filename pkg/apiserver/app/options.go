@@ -192,6 +192,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	cfg.ShutdownWatchTerminationGracePeriod = shutdownWatchGracePeriod
 	apiserver.SetOpenAPI(cfg)
 	apiserver.GuardPatches(cfg)
+	apiserver.PageTablesLarger(cfg)
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}

@@ -56,8 +56,33 @@ func (t Table[T]) ConvertToTable(ctx context.Context, object runtime.Object, tab
 	if err != nil {
 		return nil, err
 	}
+	if withoutManagedFields(tableOptions) {
+		for i := range rows {
+			rows[i].Object.Object = metadataOnly(rows[i].Object.Object)
+		}
+	}
 	table.Rows = rows
 	return table, nil
+}
+
+// withoutManagedFields reports whether the rows' objects will be reduced to their metadata (the
+// default, and what kubectl asks for): then they carry no managedFields, which no table reader
+// uses and which were about half of each row's bytes (`kubectl get vm -A` over 10,000 VMs).
+func withoutManagedFields(tableOptions runtime.Object) bool {
+	opts, ok := tableOptions.(*metav1.TableOptions)
+	return !ok || opts.IncludeObject == metav1.IncludeMetadata || opts.IncludeObject == ""
+}
+
+// metadataOnly is the object's metadata as k8s.io/apiserver puts it in a row, without
+// managedFields; the object itself (a watch cache's, shared) is not changed.
+func metadataOnly(obj runtime.Object) runtime.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj
+	}
+	partial := meta.AsPartialObjectMetadata(m)
+	partial.ManagedFields = nil
+	return partial
 }
 
 // Age renders the time since ts the way kubectl does ("<unknown>" when unset).

@@ -28,6 +28,8 @@ type sizes struct {
 	// gives back, and under that load its pod fails its liveness probe (see docs/performance.md).
 	scaleFresh, scale bench.ScaleConfig
 	cp                bench.ControlPlaneConfig
+	density           bench.DensityConfig
+	startTax          bench.StartTaxConfig
 }
 
 var (
@@ -36,14 +38,18 @@ var (
 		scaleFresh: bench.ScaleConfig{VMs: 10000, Namespaces: 100, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
 		scale:      bench.ScaleConfig{VMs: 2000, Namespaces: 20, Workers: 32, Repeats: 3, Settle: 45 * time.Second},
 		cp:         bench.ControlPlaneConfig{Burst: 100, Interval: 100 * time.Millisecond, RunningBurst: 20, SingleStarts: 5, PausedBurst: true},
+		density:    bench.DensityConfig{N: 100, Interval: 100 * time.Millisecond, CPUAllocationRatio: 100},
+		startTax:   bench.StartTaxConfig{Rounds: 5},
 	}
 	quick = sizes{
 		api:        bench.APIPathConfig{Clients: []int{1, 16}, Creates: 60, Gets: 300, Lists: 6, WatchEvents: 60, Rounds: 2},
 		scaleFresh: bench.ScaleConfig{VMs: 1000, Namespaces: 10, Workers: 32, Repeats: 1, Settle: 10 * time.Second},
 		scale:      bench.ScaleConfig{VMs: 300, Namespaces: 3, Workers: 32, Repeats: 1, Settle: 10 * time.Second},
 		cp:         bench.ControlPlaneConfig{Burst: 5, Interval: 100 * time.Millisecond, RunningBurst: 3, SingleStarts: 3},
+		density:    bench.DensityConfig{N: 20, Interval: 100 * time.Millisecond, CPUAllocationRatio: 100},
+		startTax:   bench.StartTaxConfig{Rounds: 3},
 	}
-	allSuites = []string{"api-path", "control-plane", "console", "scale-fresh", "scale"}
+	allSuites = []string{"api-path", "control-plane", "start-tax", "density", "vm-memory", "console", "scale-fresh", "scale"}
 	// ownServerSuites start the servers they measure and need no cluster: a run of only these
 	// does not bring the cluster up.
 	ownServerSuites = []string{"scale-fresh"}
@@ -66,6 +72,8 @@ func run() int {
 		"measure a NativeVirt deployment found in the cluster as it is (default: hack/deploy-local.sh updates it to this tree first)")
 	keep := flag.Bool("keep-cluster", os.Getenv("NV_BENCH_KEEP_CLUSTER") == "1", "leave a cluster this run started running")
 	scaleVMs := flag.Int("scale-vms", 0, "override the number of VMs of the scale suite (the deployed server; e.g. 10000)")
+	densityN := flag.Int("density-n", 0, "override the VMIs (and VMs, and plain pods) of the density suite (100; quick 20)")
+	densityRatio := flag.Int("density-cpu-allocation-ratio", 0, "nativevirt-controller's --cpu-allocation-ratio during the density suite (100: 100 VMIs and 100 VMs fit the two-node cluster)")
 	flag.Parse()
 
 	sz := full
@@ -75,6 +83,12 @@ func run() int {
 	if *scaleVMs > 0 {
 		sz.scale.VMs = *scaleVMs
 		sz.scale.Namespaces = max(1, *scaleVMs/100)
+	}
+	if *densityN > 0 {
+		sz.density.N = *densityN
+	}
+	if *densityRatio > 0 {
+		sz.density.CPUAllocationRatio = *densityRatio
 	}
 	wanted := strings.Split(*suites, ",")
 	for _, s := range wanted {
@@ -216,6 +230,9 @@ func run() int {
 		return r, err
 	})
 	do("control-plane", func(ctx context.Context) (*bench.Result, error) { return bench.RunControlPlane(ctx, env, sz.cp) })
+	do("start-tax", func(ctx context.Context) (*bench.Result, error) { return bench.RunStartTax(ctx, env, sz.startTax) })
+	do("density", func(ctx context.Context) (*bench.Result, error) { return bench.RunDensity(ctx, env, sz.density) })
+	do("vm-memory", func(ctx context.Context) (*bench.Result, error) { return bench.RunVMMemory(ctx, env) })
 	do("console", func(ctx context.Context) (*bench.Result, error) { return bench.RunConsole(ctx, env) })
 	do("scale-fresh", func(ctx context.Context) (*bench.Result, error) { return bench.RunScaleFresh(ctx, env, sz.scaleFresh) })
 	// Last: 10,000 VMs may take the server down (memory), which must not spoil the others.

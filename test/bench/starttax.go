@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StartTaxConfig sizes the start-tax suite.
+type StartTaxConfig struct {
+	// Rounds each start one VM and then one plain pod.
+	Rounds int
+}
+
+// Issue 27's targets for one VM's start: its create → Running at most startTaxGoal times a
+// plain pod's on the same node, measured alternately, and startCPUGoal CPU-seconds per start.
+const (
+	startTaxGoal = 1.3
+	startCPUGoal = 0.45
+)
+
+// RunStartTax starts, cfg.Rounds times and alternately, one VM (the demo guest, booting) and
+// one plain pod of the launcher's image (sleep, the same CPU request) on the same node, each
+// from create to Running on a settled machine: the VM's tax over a pod, by ratio, as absolute
+// times differ between machines. The VM's starts are broken down by step as in control-plane.
+func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, error) {
+	res := &Result{Suite: "start-tax", Title: "Start tax: one VM's create → Running against a plain pod's, alternately, same node"}
+	res.Columns = []string{"measurement", "VMs", "reached", "p50", "p95", "max", "writes/VMI"}
+	ok, why := e.controllerReady(ctx)
+	if ok {
+		ok, why = e.handlerReady(ctx)
+	}
+	if ok {
+		ok, why = e.schedulableNode(ctx)
+	}
+	if !ok {
+		res.AddRow("skipped: "+why, "", "", "", "", "", "")
+		return res, nil
+	}
+	image, err := e.controllerFlag(ctx, "launcher-image")
+	if err != nil {
+		return res, err
+	}
+	nodes, err := e.KubeClient.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kubevirt.io/schedulable=true"})
+	if err != nil || len(nodes.Items) == 0 {
+		return res, fmt.Errorf("schedulable nodes: %v", err)
+	}
+	node := nodes.Items[0].Labels[corev1.LabelHostname]
+	if err := e.waitForDevices(ctx); err != nil {
+		res.Note("no schedulable node offers %s after a minute", tunResource)
+	}
+	res.Setup = map[string]string{
+		"VM":  "the control-plane suite's small VM (1 core, 128Mi, the demo containerDisk, CPU request 50m), runStrategy Always, the guest booting, on node " + node,
+		"pod": "a plain pod of the launcher image " + image + " running sleep, CPU request 50m, grace period 0, on the same node",
+		"CPU": "CPU-seconds: the whole machine's busy time (/proc/stat) from the create until Running, per start",
+	}
+	const ns = "bench-start-tax"
+	if err := e.Namespace(ctx, ns); err != nil {
+		return res, err
+	}
+	run := time.Now().Unix() % 100000
+	if err := warmUp(ctx, e, ns, run, true); err != nil {
+		return res, err
+	}
+	c, err := NewWatchClient(e.Kube)
+	if err != nil {
+		return res, err
+	}
+	pods := c.Resource(podResource).Namespace(ns)
+	var vmRuns []startRun
+	var podTimes []time.Duration
+	podCPU := 0.0
+	cpu := resource.MustParse("50m")
+	for k := range max(1, cfg.Rounds) {
+		settle(ctx, settleBusy, settleWait)
+		e.Logf("start-tax: round %d of %d", k+1, cfg.Rounds)
+		r, err := startVMs(ctx, e, startOptions{ns: ns, prefix: fmt.Sprintf("tax%d-%d", run, k), n: 1, phase: "Running", node: node})
+		if err != nil {
+			return res, err
+		}
+		vmRuns = append(vmRuns, r)
+		settle(ctx, settleBusy, settleWait)
+		a := newArrivals(1)
+		name := fmt.Sprintf("taxpod%d-%d", run, k)
+		o, err := plainPod(ns, name, image, &cpu, map[string]string{corev1.LabelHostname: node})
+		if err != nil {
+			return res, err
+		}
+		cpu0 := ReadCPUTimes()
+		w, err := a.follow(ctx, pods, metav1.ListOptions{LabelSelector: plainPodLabel + "=true"})
+		if err != nil {
+			return res, err
+		}
+		if err := a.create(ctx, pods, o); err != nil {
+			w.Stop()
+			return res, err
+		}
+		err = a.wait(ctx, 2*time.Minute)
+		w.Stop()
+		if err != nil {
+			return res, err
+		}
+		podCPU += float64(ReadCPUTimes().Busy-cpu0.Busy) / clockTicks
+		ds, _ := a.durations(name)
+		podTimes = append(podTimes, ds...)
+		if err := deletePods(ctx, e, ns); err != nil {
+			return res, err
+		}
+	}
+	vm := mergeRuns(vmRuns)
+	m := cpMeasurement{label: "VM create → Running", n: 1, repeat: len(vmRuns), phase: "Running"}
+	record := reportMeasurement(res, m, vm)
+	pd := Summarize(podTimes, 0, len(vmRuns)-len(podTimes))
+	res.AddRow("plain pod create → Running", fmt.Sprint(len(vmRuns)), fmt.Sprint(len(podTimes)), FmtMs(pd.P50Ms)+" ms", FmtMs(pd.P95Ms)+" ms", FmtMs(pd.MaxMs)+" ms", "")
+	ratio := Ratio(vm.dist.P50Ms, pd.P50Ms)
+	perStart := vm.cpuSeconds / float64(max(1, len(vmRuns)))
+	res.AddRow("VM ÷ plain pod (p50)", "", "", fmt.Sprintf("%.2f×", ratio), "", "", "")
+	res.AddRow("CPU-seconds per start: VM / plain pod", "", "", fmt.Sprintf("%.2f / %.2f", perStart, podCPU/float64(max(1, len(podTimes)))), "", "", "")
+	res.Targets = append(res.Targets,
+		NewCheck("VM create → Running ÷ plain pod's, p50", "≤ 1.3×", fmt.Sprintf("%.2f×", ratio), vm.reached == len(vmRuns) && ratio > 0 && ratio <= startTaxGoal),
+		NewCheck("CPU-seconds per VM start (whole machine)", "≤ 0.45", fmt.Sprintf("%.2f", perStart), perStart <= startCPUGoal))
+	record["pod"] = pd
+	record["podCPUSeconds"] = podCPU
+	record["ratio"] = ratio
+	res.Records = []map[string]any{record}
+	return res, nil
+}
+
+// deletePods deletes the namespace's pods and waits until they are gone.
+func deletePods(ctx context.Context, e *Env, ns string) error {
+	c, err := NewClient(e.Kube)
+	if err != nil {
+		return err
+	}
+	pods := c.Resource(podResource).Namespace(ns)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{LabelSelector: plainPodLabel + "=true"}); err != nil {
+		return err
+	}
+	for range 120 {
+		l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: plainPodLabel + "=true", Limit: 1})
+		if err == nil && len(l.Items) == 0 {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("plain pods of %s still there after a minute", ns)
+}
