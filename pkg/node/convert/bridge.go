@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,18 +42,9 @@ func newBridgeInterface(name string) *BridgeInterface {
 // devices the node agent prepares for them. It fails, naming the fields, for interfaces Convert
 // refuses too.
 func BridgeInterfaces(vmi *kubevirtv1.VirtualMachineInstance) ([]BridgeInterface, error) {
-	if vmi == nil {
-		return nil, fmt.Errorf("bridge interfaces: nil VirtualMachineInstance")
-	}
-	t, errs := cpuTopology(&vmi.Spec.Domain, fieldPathDomain)
-	vcpus := uint32(1)
-	if len(errs) == 0 {
-		vcpus = t.vcpus()
-	}
-	nics, nerrs := checkInterfaces(vmi, vcpus)
-	errs = append(errs, nerrs...)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("interfaces of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, errs.ToAggregate())
+	nics, err := instanceNICs(vmi, "bridge")
+	if err != nil {
+		return nil, err
 	}
 	var out []BridgeInterface
 	for _, n := range nics {

@@ -71,18 +71,9 @@ type nic struct {
 // devices and addresses the node agent prepares for them. It fails, naming
 // the fields, for interfaces Convert refuses too.
 func PodInterfaces(vmi *kubevirtv1.VirtualMachineInstance) ([]PodInterface, error) {
-	if vmi == nil {
-		return nil, fmt.Errorf("pod interfaces: nil VirtualMachineInstance")
-	}
-	t, errs := cpuTopology(&vmi.Spec.Domain, fieldPathDomain)
-	vcpus := uint32(1)
-	if len(errs) == 0 {
-		vcpus = t.vcpus()
-	}
-	nics, nerrs := checkInterfaces(vmi, vcpus)
-	errs = append(errs, nerrs...)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("interfaces of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, errs.ToAggregate())
+	nics, err := instanceNICs(vmi, "pod")
+	if err != nil {
+		return nil, err
 	}
 	out := make([]PodInterface, 0, len(nics))
 	for _, n := range nics {
@@ -106,6 +97,25 @@ func convertInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]
 }
 
 // checkInterfaces checks every interface and computes its pod-side plan.
+// instanceNICs checks the instance's interfaces as Convert does (what is the "pod" or "bridge"
+// caller asking) and returns them.
+func instanceNICs(vmi *kubevirtv1.VirtualMachineInstance, what string) ([]nic, error) {
+	if vmi == nil {
+		return nil, fmt.Errorf("%s interfaces: nil VirtualMachineInstance", what)
+	}
+	t, errs := cpuTopology(&vmi.Spec.Domain, fieldPathDomain)
+	vcpus := uint32(1)
+	if len(errs) == 0 {
+		vcpus = t.vcpus()
+	}
+	nics, nerrs := checkInterfaces(vmi, vcpus)
+	errs = append(errs, nerrs...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("interfaces of VirtualMachineInstance %s/%s: %w", vmi.Namespace, vmi.Name, errs.ToAggregate())
+	}
+	return nics, nil
+}
+
 func checkInterfaces(vmi *kubevirtv1.VirtualMachineInstance, vcpus uint32) ([]nic, field.ErrorList) {
 	spec := &vmi.Spec
 	p := field.NewPath("spec", "domain", "devices", "interfaces")
