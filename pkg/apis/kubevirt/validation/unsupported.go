@@ -106,7 +106,6 @@ var unsupportedDiskFields = []unsupported[disk]{
 // unsupportedVolumeFields are refused on any entry of spec.volumes. Ephemeral volumes stay
 // allowed: they are planned and need nothing beyond a claim.
 var unsupportedVolumeFields = []unsupported[volume]{
-	{"dataVolume", "a CDI DataVolume volume (dataVolume)", func(v *volume) bool { return v.DataVolume != nil }},
 	{"downwardMetrics", "a downward metrics volume (downwardMetrics)", func(v *volume) bool { return v.DownwardMetrics != nil }},
 	{"memoryDump", "a memory dump volume (memoryDump)", func(v *volume) bool { return v.MemoryDump != nil }},
 	// A host disk would need a hostPath in the launcher pod: any user allowed to create VMs could read
@@ -114,6 +113,9 @@ var unsupportedVolumeFields = []unsupported[volume]{
 	{"hostDisk", "a host disk volume (hostDisk), which would give VM users access to node files", func(v *volume) bool { return v.HostDisk != nil }},
 	{"persistentVolumeClaim.hotpluggable", "a hotpluggable volume (hotpluggable)", func(v *volume) bool {
 		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable
+	}},
+	{"dataVolume.hotpluggable", "a hotpluggable volume (hotpluggable)", func(v *volume) bool {
+		return v.DataVolume != nil && v.DataVolume.Hotpluggable
 	}},
 }
 
@@ -130,7 +132,6 @@ var unsupportedNetworkFields = []unsupported[network]{
 
 // unsupportedVMSpecFields are refused in a VirtualMachine's spec.
 var unsupportedVMSpecFields = []unsupported[vmSpec]{
-	{"dataVolumeTemplates", "DataVolume templates (dataVolumeTemplates)", func(s *vmSpec) bool { return len(s.DataVolumeTemplates) > 0 }},
 	{"runStrategy", "the WaitAsReceiver run strategy (cross-cluster migration)", func(s *vmSpec) bool {
 		return s.RunStrategy != nil && *s.RunStrategy == kubevirtv1.RunStrategyWaitAsReceiver
 	}},
