@@ -4,6 +4,7 @@
 # binaries
 #   /usr/bin/nativevirt-launcher    PID 1 of the compute container (cgo: links Debian's libvirt0)
 #   /usr/bin/nativevirt-copy-disk   static; copied into the pod's bin emptyDir by an init container
+#   /usr/bin/nativevirt-importer    static; fills DataVolumes' claims in importer pods (qemu-img)
 # into _output/images/nativevirt-launcher.tar, and imports it when the cluster's containerd runs.
 #
 #   hack/images/build-launcher.sh
@@ -147,6 +148,7 @@ mkdir -p "$dir/bin"
 	cd "$NV_ROOT"
 	go build -o "$dir/bin/nativevirt-launcher" ./cmd/nativevirt-launcher
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$dir/bin/nativevirt-copy-disk" ./cmd/nativevirt-copy-disk
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$dir/bin/nativevirt-importer" ./cmd/nativevirt-importer
 )
 [[ $(ldd "$dir/bin/nativevirt-copy-disk" 2>&1 || true) == *"not a dynamic executable"* ]] ||
 	nv_die "nativevirt-copy-disk is not static: it must run in images without a libc"
@@ -164,7 +166,7 @@ else
 	# and a capability probe each when libvirtd starts.
 	rm -f "$rootfs"/usr/bin/qemu-system-i386 "$rootfs"/usr/libexec/qemu-system-i386 \
 		"$rootfs"/usr/bin/qemu-system-x86_64-microvm
-	install -m 0755 "$dir/bin/nativevirt-launcher" "$dir/bin/nativevirt-copy-disk" "$rootfs/usr/bin/"
+	install -m 0755 "$dir/bin/nativevirt-launcher" "$dir/bin/nativevirt-copy-disk" "$dir/bin/nativevirt-importer" "$rootfs/usr/bin/"
 	# The launcher must find every library it links in the image itself.
 	missing=$(chroot "$rootfs" /usr/bin/ldd /usr/bin/nativevirt-launcher 2>&1 | grep 'not found' || true)
 	[[ -z $missing ]] || nv_die "nativevirt-launcher needs libraries the image lacks: $missing"

@@ -15,11 +15,13 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/controllers/datavolume"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
 	ctrlmetrics "github.com/nativevirt/nativevirt/pkg/controllers/metrics"
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/controllers/node"
 	"github.com/nativevirt/nativevirt/pkg/controllers/replicaset"
+	"github.com/nativevirt/nativevirt/pkg/controllers/storageprofile"
 	"github.com/nativevirt/nativevirt/pkg/controllers/vm"
 	"github.com/nativevirt/nativevirt/pkg/controllers/vmi"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
@@ -43,6 +45,8 @@ type Controllers struct {
 	replicaset *replicaset.Controller
 	node       *node.Controller
 	migration  *migration.Controller
+	dataVolume *datavolume.Controller
+	profiles   *storageprofile.Controller
 }
 
 // NewControllers builds every controller. kube reaches pods, nodes and events; kv the
@@ -90,6 +94,24 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 		mig, recorder(migration.Name)); err != nil {
 		return nil, err
 	}
+	// DataVolumes: importer pods run on the launcher image (nativevirt-importer, qemu-img); any
+	// pod may be the first consumer of a claim, so the pods informer here is unfiltered.
+	cdi := c.kvFactory.Cdi().V1beta1()
+	classes := c.nodeFactory.Storage().V1().StorageClasses()
+	image := cfg.LauncherImage
+	if image == "" {
+		image = launcherpod.DefaultLauncherImage
+	}
+	if c.dataVolume, err = datavolume.New(kube, kv, datavolume.Informers{
+		DataVolumes: cdi.DataVolumes(), DataSources: cdi.DataSources(), StorageProfiles: cdi.StorageProfiles(),
+		Claims: c.nodeFactory.Core().V1().PersistentVolumeClaims(), Pods: c.nodeFactory.Core().V1().Pods(),
+		StorageClasses: classes,
+	}, datavolume.Config{Image: image, PullPolicy: cfg.LauncherPullPolicy}, recorder(datavolume.Name)); err != nil {
+		return nil, err
+	}
+	if c.profiles, err = storageprofile.New(kv, classes, cdi.StorageProfiles()); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -107,7 +129,8 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	defer c.nodeFactory.Shutdown()
 	c.nodeFactory.WaitForCacheSync(ctx.Done())
 
-	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run, c.migration.Run}
+	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run, c.migration.Run,
+		c.dataVolume.Run, c.profiles.Run}
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
 	for i, run := range runs {

@@ -90,6 +90,9 @@ func ValidateDataVolumeSpec(spec *v1beta1.DataVolumeSpec, path *field.Path) fiel
 	}
 	errs = append(errs, validateClaim(spec, path)...)
 	errs = append(errs, validateContentType(spec.ContentType, path.Child("contentType"))...)
+	if spec.Preallocation != nil && *spec.Preallocation {
+		errs = append(errs, field.Forbidden(path.Child("preallocation"), "preallocation "+notSupportedYet))
+	}
 	if spec.PriorityClassName != "" {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.PriorityClassName, false) {
 			errs = append(errs, field.Invalid(path.Child("priorityClassName"), spec.PriorityClassName, msg))
@@ -107,7 +110,16 @@ func ValidateDataVolumeSpec(spec *v1beta1.DataVolumeSpec, path *field.Path) fiel
 		if spec.Source != nil || spec.SourceRef != nil {
 			errs = append(errs, field.Invalid(path.Child("source"), "", "External population is incompatible with Source and SourceRef"))
 		}
-		return errs
+		p := path.Child("storage")
+		if spec.PVC != nil {
+			p = path.Child("pvc")
+		}
+		if dataSource != nil {
+			p = p.Child("dataSource")
+		} else {
+			p = p.Child("dataSourceRef")
+		}
+		return append(errs, field.Forbidden(p, "external population (a volume populator) "+notSupportedYet))
 	}
 	switch {
 	case spec.Source == nil && spec.SourceRef == nil:
@@ -195,8 +207,10 @@ func validateClaim(spec *v1beta1.DataVolumeSpec, path *field.Path) field.ErrorLi
 // validateContentType accepts "" (kubevirt), kubevirt and archive.
 func validateContentType(ct v1beta1.DataVolumeContentType, path *field.Path) field.ErrorList {
 	switch ct {
-	case "", v1beta1.DataVolumeKubeVirt, v1beta1.DataVolumeArchive:
+	case "", v1beta1.DataVolumeKubeVirt:
 		return nil
+	case v1beta1.DataVolumeArchive:
+		return field.ErrorList{field.Forbidden(path, "contentType archive (unpacking a tar into the claim) "+notSupportedYet)}
 	}
 	return field.ErrorList{field.NotSupported(path, ct, []string{string(v1beta1.DataVolumeKubeVirt), string(v1beta1.DataVolumeArchive)})}
 }
@@ -241,11 +255,13 @@ func validateSource(src *v1beta1.DataVolumeSource, ct v1beta1.DataVolumeContentT
 	case src.Snapshot != nil:
 		errs = append(errs, validateObjectName(src.Snapshot.Name, path.Child("snapshot", "name"), "source snapshot is not valid: name is required")...)
 		errs = append(errs, validateRequiredNamespace(src.Snapshot.Namespace, path.Child("snapshot", "namespace"), "source snapshot is not valid: namespace is required")...)
+		errs = append(errs, field.Forbidden(path.Child("snapshot"), "cloning from a VolumeSnapshot "+notSupportedYet))
 	case src.Blank != nil:
 		if ct == v1beta1.DataVolumeArchive {
 			errs = append(errs, field.Invalid(path.Child("blank"), "", "SourceType cannot be blank and the contentType be archive"))
 		}
 	case src.Upload != nil:
+		errs = append(errs, field.Forbidden(path.Child("upload"), "uploading (virtctl image-upload) "+notSupportedYet))
 	case src.S3 != nil:
 		errs = append(errs, field.Forbidden(path.Child("s3"), "importing from S3 "+notSupportedYet))
 	case src.GCS != nil:
@@ -339,6 +355,34 @@ func validateRegistry(r *v1beta1.DataVolumeSourceRegistry, ct v1beta1.DataVolume
 	}
 	if ct == v1beta1.DataVolumeArchive {
 		errs = append(errs, field.Invalid(path, "", "ContentType must be kubevirt when Source is Registry"))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return registryNotSupported(r, hasURL, hasStream, path)
+}
+
+// registryNotSupported refuses what NativeVirt's registry import lacks: it reads docker://
+// images from the node's container runtime (pullMethod node) only.
+func registryNotSupported(r *v1beta1.DataVolumeSourceRegistry, hasURL, hasStream bool, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if hasURL && strings.HasPrefix(*r.URL, v1beta1.RegistrySchemeOci+"://") {
+		errs = append(errs, field.Forbidden(path.Child("url"), "an oci-archive:// URL "+notSupportedYet+": use docker:// with pullMethod node"))
+	}
+	if hasStream {
+		errs = append(errs, field.Forbidden(path.Child("imageStream"), "importing from an OpenShift image stream "+notSupportedYet))
+	}
+	if r.PullMethod == nil || *r.PullMethod == v1beta1.RegistryPullPod {
+		errs = append(errs, field.Forbidden(path.Child("pullMethod"),
+			"pullMethod pod (the default: the importer pulls from the registry itself) is "+notSupportedYet+
+				": set pullMethod node (the node's container runtime pulls the image)"))
+	}
+	if r.SecretRef != nil && *r.SecretRef != "" {
+		errs = append(errs, field.Forbidden(path.Child("secretRef"), "a registry secretRef (used by pullMethod pod) "+notSupportedYet+
+			": with pullMethod node the node's runtime pulls with its own credentials"))
+	}
+	if r.CertConfigMap != nil && *r.CertConfigMap != "" {
+		errs = append(errs, field.Forbidden(path.Child("certConfigMap"), "a registry certConfigMap (used by pullMethod pod) "+notSupportedYet))
 	}
 	return errs
 }

@@ -60,17 +60,32 @@ func TestValidateDataVolume(t *testing.T) {
 			PVC: pvc("1Gi", corev1.ReadWriteOnce)}},
 		{name: "registry", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("docker://quay.io/containerdisks/fedora:40"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")}},
-		{name: "oci archive", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
-			URL: ptr("oci-archive:///data/image.tar")}}, Storage: storage("5Gi")}},
 		{name: "blank", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Blank: &v1beta1.DataVolumeBlankImage{}}, Storage: storage("1Gi")}},
-		{name: "upload", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Upload: &v1beta1.DataVolumeSourceUpload{}}, Storage: storage("1Gi")}},
 		{name: "clone without a size", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{PVC: &v1beta1.DataVolumeSourcePVC{Namespace: "golden", Name: "fedora"}}, Storage: storage("")}},
-		{name: "snapshot without a size", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Snapshot: &v1beta1.DataVolumeSourceSnapshot{Namespace: "golden", Name: "s"}}, Storage: storage("")}},
 		{name: "sourceRef without a size", spec: v1beta1.DataVolumeSpec{SourceRef: &v1beta1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora", Namespace: ptr("golden")}, Storage: storage("")}},
+
+		// Not built yet: refused with 422 naming the field.
+		{name: "oci archive", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			URL: ptr("oci-archive:///data/image.tar"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")},
+			want: []string{"spec.source.registry.url: FieldValueForbidden"}, contains: "not supported"},
+		{name: "registry pull method pod by default", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			URL: ptr("docker://quay.io/containerdisks/fedora:40")}}, Storage: storage("5Gi")},
+			want: []string{"spec.source.registry.pullMethod: FieldValueForbidden"}, contains: "pullMethod node"},
+		{name: "registry credentials", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			URL: ptr("docker://quay.io/x"), PullMethod: ptr(v1beta1.RegistryPullNode), SecretRef: ptr("creds"), CertConfigMap: ptr("ca")}}, Storage: storage("5Gi")},
+			want: []string{"spec.source.registry.secretRef: FieldValueForbidden", "spec.source.registry.certConfigMap: FieldValueForbidden"}},
+		{name: "upload", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Upload: &v1beta1.DataVolumeSourceUpload{}}, Storage: storage("1Gi")},
+			want: []string{"spec.source.upload: FieldValueForbidden"}, contains: "not supported"},
+		{name: "snapshot", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Snapshot: &v1beta1.DataVolumeSourceSnapshot{Namespace: "golden", Name: "s"}}, Storage: storage("")},
+			want: []string{"spec.source.snapshot: FieldValueForbidden"}},
 		{name: "externally populated", spec: v1beta1.DataVolumeSpec{Storage: &v1beta1.StorageSpec{
 			Resources:     corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-			DataSourceRef: &corev1.TypedObjectReference{APIGroup: ptr("example.com"), Kind: "Populator", Name: "p"}}}},
-
+			DataSourceRef: &corev1.TypedObjectReference{APIGroup: ptr("example.com"), Kind: "Populator", Name: "p"}}},
+			want: []string{"spec.storage.dataSourceRef: FieldValueForbidden"}},
+		{name: "archive", spec: v1beta1.DataVolumeSpec{ContentType: v1beta1.DataVolumeArchive, Source: httpSource("http://x/y.tar"), Storage: storage("1Gi")},
+			want: []string{"spec.contentType: FieldValueForbidden"}},
+		{name: "preallocation", spec: v1beta1.DataVolumeSpec{Preallocation: ptr(true), Source: httpSource("http://x/y"), Storage: storage("1Gi")},
+			want: []string{"spec.preallocation: FieldValueForbidden"}},
 		{name: "no source", spec: v1beta1.DataVolumeSpec{Storage: storage("1Gi")}, want: []string{"spec.source: FieldValueRequired"},
 			contains: "either Source or SourceRef"},
 		{name: "source and sourceRef", spec: v1beta1.DataVolumeSpec{Source: httpSource("http://x/y"),
@@ -100,7 +115,7 @@ func TestValidateDataVolume(t *testing.T) {
 			URL: ptr("docker://x"), PullMethod: ptr(v1beta1.RegistryPullMethod("daemon"))}}, Storage: storage("1Gi")},
 			want: []string{"spec.source.registry.pullMethod: FieldValueNotSupported"}},
 		{name: "registry archive", spec: v1beta1.DataVolumeSpec{ContentType: v1beta1.DataVolumeArchive, Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
-			URL: ptr("docker://x")}}, Storage: storage("1Gi")}, want: []string{"spec.source.registry: FieldValueInvalid"}},
+			URL: ptr("docker://x")}}, Storage: storage("1Gi")}, want: []string{"spec.contentType: FieldValueForbidden", "spec.source.registry: FieldValueInvalid"}},
 		{name: "content type", spec: v1beta1.DataVolumeSpec{ContentType: "iso", Source: httpSource("http://x/y"), Storage: storage("1Gi")},
 			want: []string{"spec.contentType: FieldValueNotSupported"}},
 		{name: "import without a size", spec: v1beta1.DataVolumeSpec{Source: httpSource("http://x/y"), Storage: storage("")},
@@ -122,12 +137,12 @@ func TestValidateDataVolume(t *testing.T) {
 		{name: "sourceRef kind", spec: v1beta1.DataVolumeSpec{SourceRef: &v1beta1.DataVolumeSourceRef{Kind: "PersistentVolumeClaim", Name: "x"}, Storage: storage("")},
 			want: []string{"spec.sourceRef.kind: FieldValueNotSupported"}},
 		{name: "blank archive", spec: v1beta1.DataVolumeSpec{ContentType: v1beta1.DataVolumeArchive, Source: &v1beta1.DataVolumeSource{Blank: &v1beta1.DataVolumeBlankImage{}}, Storage: storage("1Gi")},
-			want: []string{"spec.source.blank: FieldValueInvalid"}},
+			want: []string{"spec.contentType: FieldValueForbidden", "spec.source.blank: FieldValueInvalid"}},
 		{name: "external population with a source", spec: v1beta1.DataVolumeSpec{Source: httpSource("http://x/y"), PVC: &corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 			DataSource:  &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "x"}}},
-			want: []string{"spec.source: FieldValueInvalid"}},
+			want: []string{"spec.source: FieldValueInvalid", "spec.pvc.dataSource: FieldValueForbidden"}},
 		{name: "s3", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{S3: &v1beta1.DataVolumeSourceS3{URL: "s3://b/k"}}, Storage: storage("1Gi")},
 			want: []string{"spec.source.s3: FieldValueForbidden"}, contains: "not supported"},
 		{name: "gcs", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{GCS: &v1beta1.DataVolumeSourceGCS{URL: "gs://b/k"}}, Storage: storage("1Gi")},
