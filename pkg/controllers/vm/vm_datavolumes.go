@@ -52,9 +52,11 @@ type volumeState struct {
 	missing bool
 }
 
-// dataVolumeRunningErrors are the Running condition reasons that CDI reports for a failing
-// import (KubeVirt's storagetypes.HasDataVolumeErrors).
-var dataVolumeRunningErrors = map[string]bool{"Error": true, "ImagePullFailed": true}
+// dataVolumeRunningErrors are the Running condition reasons of a failing import: CDI's Error and
+// ImagePullFailed (KubeVirt's storagetypes.HasDataVolumeErrors), and CrashLoopBackOff, which
+// NativeVirt's DataVolume controller reports for an importer restarting after an error (CDI says
+// Error there).
+var dataVolumeRunningErrors = map[string]bool{"Error": true, "ImagePullFailed": true, "CrashLoopBackOff": true}
 
 // dataVolumeFailed says whether a DataVolume failed or reports an error while running.
 func dataVolumeFailed(dv *cdiv1beta1.DataVolume) bool {

@@ -42,7 +42,7 @@ func withTemplate() vmOpt {
 		vm.Spec.DataVolumeTemplates = []kubevirtv1.DataVolumeTemplateSpec{{
 			ObjectMeta: metav1.ObjectMeta{Name: "root", Labels: map[string]string{"app": "db"}},
 			Spec: cdiv1beta1.DataVolumeSpec{
-				Source: &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: "http://images.example/disk.qcow2"}},
+				Source:  &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: "http://images.example/disk.qcow2"}},
 				Storage: &cdiv1beta1.StorageSpec{},
 			},
 		}}
@@ -134,6 +134,8 @@ func TestSyncDataVolumeError(t *testing.T) {
 		"Failed": ownedDV(cdiv1beta1.Failed),
 		"Running condition Error": ownedDV(cdiv1beta1.ImportInProgress, cdiv1beta1.DataVolumeCondition{
 			Type: cdiv1beta1.DataVolumeRunning, Status: corev1.ConditionFalse, Reason: "Error"}),
+		"retrying importer": ownedDV(cdiv1beta1.ImportInProgress, cdiv1beta1.DataVolumeCondition{
+			Type: cdiv1beta1.DataVolumeRunning, Status: corev1.ConditionFalse, Reason: "CrashLoopBackOff"}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newDVFixture(t, newVM(strategy(kubevirtv1.RunStrategyAlways), withTemplate()))
