@@ -144,7 +144,7 @@ func TestDataVolumeLifecycle(t *testing.T) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "importer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	})
-	dv = waitDV("phase ImportInProgress, Bound", func(dv *cdiv1beta1.DataVolume) bool {
+	waitDV("phase ImportInProgress, Bound", func(dv *cdiv1beta1.DataVolume) bool {
 		return dv.Status.Phase == cdiv1beta1.ImportInProgress && condition(dv, cdiv1beta1.DataVolumeBound).Status == corev1.ConditionTrue &&
 			condition(dv, cdiv1beta1.DataVolumeRunning).Status == corev1.ConditionTrue
 	})
@@ -180,6 +180,21 @@ func TestDataVolumeLifecycle(t *testing.T) {
 	env.eventually("the importer pod's deletion", func() (bool, error) {
 		_, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
 		return err != nil, nil
+	})
+
+	// Immediate binding requested: no waiting for a consumer; the importer pod is the first
+	// consumer, wherever the scheduler puts it.
+	if _, err := dvs.Create(ctx, &cdiv1beta1.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "now", Annotations: map[string]string{datavolume.AnnImmediateBinding: "true"}},
+		Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+			Storage: &cdiv1beta1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.eventually("the importer pod of an immediate DataVolume", func() (bool, error) {
+		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-now", metav1.GetOptions{})
+		return err == nil && p.Spec.Affinity == nil && strings.Contains(strings.Join(p.Spec.Containers[0].Command, " "), "--blank"), err
 	})
 }
 
@@ -237,4 +252,54 @@ func condition(dv *cdiv1beta1.DataVolume, t cdiv1beta1.DataVolumeConditionType) 
 		}
 	}
 	return cdiv1beta1.DataVolumeCondition{}
+}
+
+// TestDataVolumeClaimAdoption: a DataVolume finding a claim of its name adopts it as populated
+// when it allows adoption (as KubeVirt's dataVolumeTemplates do), and otherwise refuses it.
+func TestDataVolumeClaimAdoption(t *testing.T) {
+	env := startControllers(t)
+	ctx := context.Background()
+	for _, name := range []string{"kept", "foreign"} {
+		if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dvs := env.admin.CdiV1beta1().DataVolumes(ns)
+	for name, ann := range map[string]map[string]string{"kept": {datavolume.AnnAllowClaimAdoption: "true"}, "foreign": nil} {
+		if _, err := dvs.Create(ctx, &cdiv1beta1.DataVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+			Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+				Storage: &cdiv1beta1.StorageSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.eventually("kept Succeeded, owning its claim", func() (bool, error) {
+		dv, err := dvs.Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		claim, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "kept", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return dv.Status.Phase == cdiv1beta1.Succeeded && metav1.IsControlledBy(claim, dv), fmt.Errorf("phase %s, owners %v", dv.Status.Phase, claim.OwnerReferences)
+	})
+	env.eventually("foreign Pending with ErrClaimNotValid", func() (bool, error) {
+		dv, err := dvs.Get(ctx, "foreign", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		r := condition(dv, cdiv1beta1.DataVolumeRunning)
+		return dv.Status.Phase == cdiv1beta1.Pending && r.Reason == "ErrClaimNotValid", fmt.Errorf("status %+v", dv.Status)
+	})
+	if _, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-kept", metav1.GetOptions{}); err == nil {
+		t.Error("an importer pod for an adopted claim")
+	}
 }

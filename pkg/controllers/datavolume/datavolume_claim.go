@@ -34,6 +34,10 @@ const (
 	AnnAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
 	// AnnPopulatedFor marks a claim adopted as already populated.
 	AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
+	// AnnImmediateBinding asks, as CDI's annotation does, to populate a claim of a
+	// WaitForFirstConsumer class without waiting for a consumer: the importer pod is the first
+	// consumer, and the scheduler picks its node.
+	AnnImmediateBinding = "cdi.kubevirt.io/storage.bind.immediate.requested"
 	// AnnDefaultStorageClass marks the default StorageClass.
 	AnnDefaultStorageClass = "storageclass.kubernetes.io/is-default-class"
 )

@@ -7,6 +7,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 )
@@ -106,5 +107,32 @@ func TestDefaultClass(t *testing.T) {
 	}
 	if got := defaultClass([]*storagev1.StorageClass{plain}); got != nil {
 		t.Errorf("default class %v, want none", got)
+	}
+}
+
+func TestAdoptable(t *testing.T) {
+	dv := &v1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "d", UID: "new", Annotations: map[string]string{AnnAllowClaimAdoption: "true"}}}
+	ctrl := true
+	ref := func(kind, name, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{Kind: kind, Name: name, UID: types.UID(uid), Controller: &ctrl}}
+	}
+	claim := func(owners []metav1.OwnerReference, ann map[string]string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "d", OwnerReferences: owners, Annotations: ann}}
+	}
+	for _, tc := range []struct {
+		name  string
+		dv    *v1beta1.DataVolume
+		claim *corev1.PersistentVolumeClaim
+		want  bool
+	}{
+		{"no owner", dv, claim(nil, nil), true},
+		{"the orphaned claim of an earlier DataVolume", dv, claim(ref("DataVolume", "d", "old"), nil), true},
+		{"another controller", dv, claim(ref("StatefulSet", "s", "x"), nil), false},
+		{"adoption not allowed", &v1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, claim(nil, nil), false},
+		{"populated for it", &v1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, claim(nil, map[string]string{AnnPopulatedFor: "d"}), true},
+	} {
+		if got := adoptable(tc.dv, tc.claim); got != tc.want {
+			t.Errorf("%s: adoptable %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

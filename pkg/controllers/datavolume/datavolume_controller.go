@@ -77,6 +77,7 @@ type Controller struct {
 	// The effects, function fields so that tests stub them.
 	createClaim  func(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error)
 	selectNode   func(ctx context.Context, claim *corev1.PersistentVolumeClaim, node string) error
+	adoptClaim   func(ctx context.Context, claim *corev1.PersistentVolumeClaim, dv *v1beta1.DataVolume) error
 	createPod    func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
 	deletePod    func(ctx context.Context, namespace, name string) error
 	updateStatus func(ctx context.Context, dv *v1beta1.DataVolume) error
@@ -116,6 +117,24 @@ func New(kube kubernetes.Interface, client versioned.Interface, inf Informers, c
 	}
 	c.selectNode = func(ctx context.Context, claim *corev1.PersistentVolumeClaim, node string) error {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnSelectedNode: node}}})
+		if err != nil {
+			return err
+		}
+		_, err = kube.CoreV1().PersistentVolumeClaims(claim.Namespace).Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+	c.adoptClaim = func(ctx context.Context, claim *corev1.PersistentVolumeClaim, dv *v1beta1.DataVolume) error {
+		refs := []metav1.OwnerReference{*metav1.NewControllerRef(dv, v1beta1.SchemeGroupVersion.WithKind("DataVolume"))}
+		for _, r := range claim.OwnerReferences {
+			if r.Controller == nil || !*r.Controller {
+				refs = append(refs, r)
+			}
+		}
+		// The resource version makes the patch fail if the claim changed meanwhile.
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"ownerReferences": refs, "resourceVersion": claim.ResourceVersion,
+			"annotations": map[string]string{AnnPopulatedFor: dv.Name},
+		}})
 		if err != nil {
 			return err
 		}

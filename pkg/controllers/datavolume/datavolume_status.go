@@ -33,6 +33,8 @@ type observation struct {
 	// blocked, when set, is why population cannot start (a missing source): reason and message.
 	blocked *blocker
 	claim   *corev1.PersistentVolumeClaim
+	// adopted: an existing claim was adopted, populated already.
+	adopted bool
 	// waitingForConsumer: the claim waits for a first consumer that does not exist yet.
 	waitingForConsumer bool
 	// pod is the importer pod (nil: not created yet).
@@ -88,6 +90,9 @@ func computeStatus(dv *v1beta1.DataVolume, o observation, now metav1.Time) v1bet
 		running = cond(v1beta1.DataVolumeRunning, corev1.ConditionFalse, o.blocked.reason, o.blocked.message)
 	case o.claim == nil:
 		st.Phase = v1beta1.Pending
+	case o.adopted:
+		st.Phase, st.Progress = succeeded, progressDone
+		running = cond(v1beta1.DataVolumeRunning, corev1.ConditionFalse, reasonCompleted, "Adopted an existing claim")
 	case o.waitingForConsumer && o.pod == nil:
 		st.Phase = v1beta1.WaitForFirstConsumer
 		bound = cond(v1beta1.DataVolumeBound, corev1.ConditionFalse, reasonWaitForConsumer,

@@ -96,13 +96,24 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 		c.recorder.Eventf(dv, corev1.EventTypeNormal, "Pending", "PVC %s Pending", claim.Name)
 	} else if !metav1.IsControlledBy(claim, dv) {
 		o.claim = claim
-		o.blocked = &blocker{reason: "ErrClaimNotValid", message: fmt.Sprintf("PVC %s already exists and is not owned by DataVolume %s", claim.Name, dv.Name)}
+		if !adoptable(dv, claim) {
+			o.blocked = &blocker{reason: "ErrClaimNotValid", message: fmt.Sprintf("PVC %s already exists and is not owned by DataVolume %s", claim.Name, dv.Name)}
+			return o, loop.Result{}, nil
+		}
+		// As CDI: an adopted claim holds its data already.
+		if err := c.adoptClaim(ctx, claim, dv); err != nil {
+			return o, loop.Result{}, fmt.Errorf("adopting claim %s: %w", claim.Name, err)
+		}
+		o.adopted = true
 		return o, loop.Result{}, nil
 	}
 	plan.block = claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock
 	o.claim = claim
 
 	node, wait, err := c.consumerNode(ctx, claim, class)
+	if wait && dv.Annotations[AnnImmediateBinding] == "true" {
+		wait = false
+	}
 	if err != nil {
 		return o, loop.Result{}, err
 	}
@@ -375,4 +386,17 @@ func verb(p v1beta1.DataVolumePhase) string {
 		return "Cloning"
 	}
 	return "Import"
+}
+
+// adoptable says whether dv may take over an existing claim of its name: the DataVolume allows
+// it (cdi.kubevirt.io/allowClaimAdoption, which KubeVirt sets on the DataVolumes of
+// dataVolumeTemplates) or the claim says it was populated for it, and no other live owner
+// controls the claim (a DataVolume of the same name that was deleted with orphaning does not
+// count).
+func adoptable(dv *v1beta1.DataVolume, claim *corev1.PersistentVolumeClaim) bool {
+	if dv.Annotations[AnnAllowClaimAdoption] != "true" && claim.Annotations[AnnPopulatedFor] != dv.Name {
+		return false
+	}
+	ref := metav1.GetControllerOf(claim)
+	return ref == nil || (ref.Kind == "DataVolume" && ref.Name == dv.Name && ref.UID != dv.UID)
 }
