@@ -131,7 +131,7 @@ func (a *dataVolumeAPI) ensure(ctx context.Context, vm *kubevirtv1.VirtualMachin
 }
 
 // newDataVolume is the DataVolume of a template: its name, labels and annotations, its spec,
-// and the VM as controller.
+// the VM as controller, and cdi.kubevirt.io/allowClaimAdoption.
 func newDataVolume(vm *kubevirtv1.VirtualMachine, t *kubevirtv1.DataVolumeTemplateSpec, ref metav1.OwnerReference) *cdiv1beta1.DataVolume {
 	dv := &cdiv1beta1.DataVolume{
 		ObjectMeta: metav1.ObjectMeta{
@@ -143,8 +143,17 @@ func newDataVolume(vm *kubevirtv1.VirtualMachine, t *kubevirtv1.DataVolumeTempla
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
+	// As KubeVirt does: a claim of the DataVolume's name (e.g. kept from an earlier VM) is
+	// adopted as already populated instead of refused.
+	if dv.Annotations == nil {
+		dv.Annotations = map[string]string{}
+	}
+	dv.Annotations[annAllowClaimAdoption] = "true"
 	return dv
 }
+
+// annAllowClaimAdoption lets a DataVolume adopt an existing claim of its name (CDI's).
+const annAllowClaimAdoption = "cdi.kubevirt.io/allowClaimAdoption"
 
 // state reads the DataVolumes and claims of the VM template's volumes.
 func (a *dataVolumeAPI) state(vm *kubevirtv1.VirtualMachine) (volumeState, error) {

@@ -83,7 +83,7 @@ func TestSyncCreatesDataVolumeWhileHalted(t *testing.T) {
 	if ref == nil || ref.UID != "vm-uid" || ref.Kind != "VirtualMachine" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("owner references %+v, want the VM as controller blocking its deletion", dv.OwnerReferences)
 	}
-	if dv.Labels["app"] != "db" || dv.Spec.Source.HTTP.URL != "http://images.example/disk.qcow2" {
+	if dv.Labels["app"] != "db" || dv.Annotations["cdi.kubevirt.io/allowClaimAdoption"] != "true" || dv.Spec.Source.HTTP.URL != "http://images.example/disk.qcow2" {
 		t.Errorf("DataVolume %+v does not follow the template", dv)
 	}
 	if got := f.printable(); got != kubevirtv1.VirtualMachineStatusProvisioning {
