@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -88,7 +89,7 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	acts, err := installKubevirtGroup(generic, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig, getters)
+	acts, err := installKubevirtGroup(generic, c.GenericConfig.RESTOptionsGetter, c.ExtraConfig, getters, c.GenericConfig.Authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +114,8 @@ func (c completedConfig) New() (*Server, error) {
 // installKubevirtGroup serves kubevirt.io/v1 and v1alpha3 and returns the actions that are also
 // served under subresources.kubevirt.io.
 func installKubevirtGroup(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, extra *ExtraConfig,
-	instancetypes *revision.Getters) (*actions, error) {
-	storage, acts, err := kubevirtStorage(optsGetter, extra, instancetypes)
+	instancetypes *revision.Getters, authz authorizer.Authorizer) (*actions, error) {
+	storage, acts, err := kubevirtStorage(optsGetter, extra, instancetypes, authz)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +148,10 @@ func groupInfo(name string) genericapiserver.APIGroupInfo {
 
 // kubevirtStorage builds the REST storage of every kubevirt.io resource and subresource, and the
 // action subresources that are also served under subresources.kubevirt.io. instancetypes reads
-// what VirtualMachines name for their admission (nil: not checked).
-func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, instancetypes *revision.Getters) (map[string]rest.Storage, *actions, error) {
+// what VirtualMachines name for their admission (nil: not checked); authz decides the clone
+// authorization of their dataVolumeTemplates (nil: not checked).
+func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, instancetypes *revision.Getters,
+	authz authorizer.Authorizer) (map[string]rest.Storage, *actions, error) {
 	var claims virtualmachine.ClaimGetter
 	if extra.KubeClient != nil {
 		claims = func(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
@@ -159,6 +162,7 @@ func kubevirtStorage(optsGetter generic.RESTOptionsGetter, extra *ExtraConfig, i
 	if err != nil {
 		return nil, nil, err
 	}
+	vm.AuthorizeClonesWith(authz)
 	vmi, err := virtualmachineinstance.NewStorage(Scheme, optsGetter)
 	if err != nil {
 		return nil, nil, err

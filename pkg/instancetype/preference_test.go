@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	v1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
@@ -112,18 +113,18 @@ func TestMachineClockAndTopLevelPreferences(t *testing.T) {
 func TestVolumePreferences(t *testing.T) {
 	mine := "mine"
 	templates := []kubevirtv1.DataVolumeTemplateSpec{
-		{Spec: kubevirtv1.DataVolumeSpec{PVC: &corev1.PersistentVolumeClaimSpec{}}},
-		{Spec: kubevirtv1.DataVolumeSpec{Storage: &kubevirtv1.DataVolumeStorageSpec{}}},
-		{Spec: kubevirtv1.DataVolumeSpec{Storage: &kubevirtv1.DataVolumeStorageSpec{StorageClassName: &mine}}},
-		{Spec: kubevirtv1.DataVolumeSpec{}},
+		{Spec: cdiv1beta1.DataVolumeSpec{PVC: &corev1.PersistentVolumeClaimSpec{}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{Storage: &cdiv1beta1.StorageSpec{}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{Storage: &cdiv1beta1.StorageSpec{StorageClassName: &mine}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{}},
 	}
 	pref := &v1beta1.VirtualMachinePreferenceSpec{Volumes: &v1beta1.VolumePreferences{PreferredStorageClassName: "fast"}}
 	ApplyVolumePreferences(pref, templates)
 	want := []kubevirtv1.DataVolumeTemplateSpec{
-		{Spec: kubevirtv1.DataVolumeSpec{PVC: &corev1.PersistentVolumeClaimSpec{StorageClassName: new("fast")}}},
-		{Spec: kubevirtv1.DataVolumeSpec{Storage: &kubevirtv1.DataVolumeStorageSpec{StorageClassName: new("fast")}}},
-		{Spec: kubevirtv1.DataVolumeSpec{Storage: &kubevirtv1.DataVolumeStorageSpec{StorageClassName: new("mine")}}},
-		{Spec: kubevirtv1.DataVolumeSpec{}},
+		{Spec: cdiv1beta1.DataVolumeSpec{PVC: &corev1.PersistentVolumeClaimSpec{StorageClassName: new("fast")}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{Storage: &cdiv1beta1.StorageSpec{StorageClassName: new("fast")}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{Storage: &cdiv1beta1.StorageSpec{StorageClassName: new("mine")}}},
+		{Spec: cdiv1beta1.DataVolumeSpec{}},
 	}
 	if diff := cmp.Diff(want, templates, diffOpts...); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)

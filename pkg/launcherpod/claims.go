@@ -26,6 +26,9 @@ const SharedVolumesAnnotation = "nativevirt.io/shared-volumes"
 // apierrors.IsNotFound when there is none.
 type ClaimLookup func(namespace, name string) (*corev1.PersistentVolumeClaim, error)
 
+// DataVolumeDiskImage is the file a DataVolume's importer writes on a filesystem-mode claim.
+const DataVolumeDiskImage = "disk.img"
+
 // ErrClaimPending (wrapped) is returned by Render when a claim the instance uses does not exist
 // yet: the pod is built once it does.
 var ErrClaimPending = errors.New("persistent volume claim pending")
@@ -36,18 +39,23 @@ type claimVolume struct {
 	readOnly      bool
 	// ephemeral: the claim is the read-only base of a local overlay, which does not move.
 	ephemeral bool
+	// dataVolume: the claim of a DataVolume, which its importer fills.
+	dataVolume bool
 }
 
-// claimVolumes lists the instance's volumes backed by a claim: persistentVolumeClaim, and the
-// read-only base of an ephemeral volume.
+// claimVolumes lists the instance's volumes backed by a claim: persistentVolumeClaim, the claim
+// of a dataVolume (named as the DataVolume, as CDI names it), and the read-only base of an
+// ephemeral volume.
 func claimVolumes(vmi *kubevirtv1.VirtualMachineInstance) []claimVolume {
 	var out []claimVolume
 	for _, v := range vmi.Spec.Volumes {
 		switch {
 		case v.PersistentVolumeClaim != nil:
 			out = append(out, claimVolume{volume: v.Name, claim: v.PersistentVolumeClaim.ClaimName, readOnly: v.PersistentVolumeClaim.ReadOnly})
+		case v.DataVolume != nil:
+			out = append(out, claimVolume{volume: v.Name, claim: v.DataVolume.Name, dataVolume: true})
 		case v.Ephemeral != nil && v.Ephemeral.PersistentVolumeClaim != nil:
-			out = append(out, claimVolume{v.Name, v.Ephemeral.PersistentVolumeClaim.ClaimName, true, true})
+			out = append(out, claimVolume{volume: v.Name, claim: v.Ephemeral.PersistentVolumeClaim.ClaimName, readOnly: true, ephemeral: true})
 		}
 	}
 	return out
@@ -94,6 +102,13 @@ func addClaims(pod *corev1.Pod, vmi *kubevirtv1.VirtualMachineInstance, lookup C
 		compute.VolumeMounts = append(compute.VolumeMounts, corev1.VolumeMount{
 			Name: c.volume, MountPath: path.Join(ClaimsDir, c.volume), ReadOnly: c.readOnly,
 		})
+		if c.dataVolume {
+			// The DataVolume's importer writes disk.img (renamed into place once complete): the
+			// launcher waits for it. This pod may be the claim's first consumer
+			// (WaitForFirstConsumer), which lets the claim be populated on its node.
+			compute.Command = append(compute.Command, "--await-file", path.Join(ClaimsDir, c.volume, DataVolumeDiskImage))
+			continue
+		}
 		// A fresh writable claim gets its disk image from the launcher, sized to the claim.
 		if size := claimCapacity(pvc); !c.readOnly && size > 0 {
 			compute.Command = append(compute.Command, "--claim-disk", c.volume+"="+strconv.FormatInt(size, 10))

@@ -158,3 +158,46 @@ func TestRenderSharedClaims(t *testing.T) {
 		t.Errorf("a pod without shared claims has %q", plain.Annotations[SharedVolumesAnnotation])
 	}
 }
+
+// A dataVolume volume uses the DataVolume's claim like a persistentVolumeClaim volume; the
+// launcher waits for the importer's disk.img instead of creating one, and a ReadWriteMany claim
+// is shared (live migration keeps it in place).
+func TestRenderDataVolumeClaims(t *testing.T) {
+	dv := func(name string) kubevirtv1.Volume {
+		return kubevirtv1.Volume{Name: name, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: name + "-dv"}}}
+	}
+	shared := pvc("root-dv", corev1.PersistentVolumeFilesystem)
+	shared.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	shared.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}
+	pod, err := Render(claimVMI(dv("root"), dv("raw")), Config{Claims: claims(shared, pvc("raw-dv", corev1.PersistentVolumeBlock))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			got[v.Name] = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if d := cmp.Diff(map[string]string{"root": "root-dv", "raw": "raw-dv"}, got); d != "" {
+		t.Errorf("claim volumes (-want +got):\n%s", d)
+	}
+	compute := pod.Spec.Containers[0]
+	args := strings.Join(compute.Command, " ")
+	if want := "--await-file /var/run/nativevirt-pvcs/root/disk.img"; !strings.Contains(args, want) {
+		t.Errorf("launcher command %q lacks %q", args, want)
+	}
+	if strings.Contains(args, "--claim-disk") {
+		t.Errorf("launcher command %q creates the disk image of a DataVolume", args)
+	}
+	if d := cmp.Diff([]corev1.VolumeDevice{{Name: "raw", DevicePath: "/dev/raw"}}, compute.VolumeDevices); d != "" {
+		t.Errorf("devices (-want +got):\n%s", d)
+	}
+	if got := pod.Annotations[SharedVolumesAnnotation]; got != "root" {
+		t.Errorf("shared volumes %q, want root", got)
+	}
+	// Without the claim (the DataVolume has not made it yet) the pod waits.
+	if _, err := Render(claimVMI(dv("root")), Config{Claims: claims()}); !errors.Is(err, ErrClaimPending) {
+		t.Errorf("Render without the claim: %v, want ErrClaimPending", err)
+	}
+}

@@ -190,20 +190,6 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &kubevirtv1.CustomBlockSizeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeSource"):
 		return &kubevirtv1.DataVolumeSourceApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSourceHTTP"):
-		return &kubevirtv1.DataVolumeSourceHTTPApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSourcePVC"):
-		return &kubevirtv1.DataVolumeSourcePVCApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSourceRef"):
-		return &kubevirtv1.DataVolumeSourceRefApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSourceRegistry"):
-		return &kubevirtv1.DataVolumeSourceRegistryApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSourceSpec"):
-		return &kubevirtv1.DataVolumeSourceSpecApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeSpec"):
-		return &kubevirtv1.DataVolumeSpecApplyConfiguration{}
-	case v1.SchemeGroupVersion.WithKind("DataVolumeStorageSpec"):
-		return &kubevirtv1.DataVolumeStorageSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeTemplateSpec"):
 		return &kubevirtv1.DataVolumeTemplateSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):

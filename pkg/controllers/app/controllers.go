@@ -121,6 +121,10 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	if c.profiles, err = storageprofile.New(kv, classes, cdi.StorageProfiles()); err != nil {
 		return nil, err
 	}
+	// The VM controller creates the DataVolumes of dataVolumeTemplates and follows them.
+	if err = c.vm.UseDataVolumes(kv, cdi.DataVolumes(), claims, recorder(vm.Name)); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -17,12 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
+	cdiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/cdi/v1beta1"
 	informers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/kubevirt/v1"
 	listers "github.com/nativevirt/nativevirt/pkg/client/listers/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/expectations"
@@ -41,6 +44,9 @@ type Controller struct {
 	synced       []cache.InformerSynced
 	expectations *expectations.Expectations
 	instances    instanceAPI
+	// dataVolumes creates the VM's DataVolumes and reads their state; its get is nil in tests
+	// without DataVolumes.
+	dataVolumes dataVolumeAPI
 	// instancetypes resolves the VM's instance type and preference; nil in tests without them.
 	instancetypes *instancetypeAPI
 	// updateStatus writes the VM status and returns the new resourceVersion.
@@ -98,6 +104,48 @@ func New(kube kubernetes.Interface, client versioned.Interface, vmInformer infor
 	return c, nil
 }
 
+// dataVolumeRecheck is how often a VM waiting for DataVolumes or claims looks at them again
+// when no event of its own DataVolumes comes.
+const dataVolumeRecheck = 10 * time.Second
+
+// UseDataVolumes lets the controller create the DataVolumes of dataVolumeTemplates and follow
+// them and the claims of the VMs' volumes. A DataVolume controlled by a VM queues that VM.
+func (c *Controller) UseDataVolumes(client versioned.Interface, dvInformer cdiinformers.DataVolumeInformer,
+	claims corelisters.PersistentVolumeClaimLister, recorder record.EventRecorder) error {
+	dvLister := dvInformer.Lister()
+	c.synced = append(c.synced, dvInformer.Informer().HasSynced)
+	c.dataVolumes = dataVolumeAPI{
+		get: func(namespace, name string) (*cdiv1beta1.DataVolume, error) {
+			return dvLister.DataVolumes(namespace).Get(name)
+		},
+		claim: func(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+			return claims.PersistentVolumeClaims(namespace).Get(name)
+		},
+		create: func(ctx context.Context, dv *cdiv1beta1.DataVolume) (*cdiv1beta1.DataVolume, error) {
+			return client.CdiV1beta1().DataVolumes(dv.Namespace).Create(ctx, dv, metav1.CreateOptions{})
+		},
+		patch: func(ctx context.Context, namespace, name string, data []byte) error {
+			_, err := client.CdiV1beta1().DataVolumes(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+			return err
+		},
+		event: func(vm *kubevirtv1.VirtualMachine, eventType, reason, message string) {
+			recorder.Event(vm, eventType, reason, message)
+		},
+	}
+	queueOwner := func(obj any) {
+		if dv, ok := wiring.Object[*cdiv1beta1.DataVolume](obj); ok {
+			if ref := metav1.GetControllerOfNoCopy(dv); ref != nil && ref.Kind == "VirtualMachine" {
+				c.queue.Add(dv.Namespace + "/" + ref.Name)
+			}
+		}
+	}
+	return wiring.Register(wiring.Handler{Informer: dvInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+		AddFunc:    queueOwner,
+		UpdateFunc: func(_, obj any) { queueOwner(obj) },
+		DeleteFunc: queueOwner,
+	}})
+}
+
 // Run syncs VMs with workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.queue.Run(ctx, workers, c.synced...)
@@ -142,10 +190,17 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		return loop.Result{}, err
 	}
 
+	// DataVolumes are made from the templates whether or not the VM runs, as KubeVirt does.
+	dvErr := c.dataVolumes.ensure(ctx, vm)
+	vols, err := c.dataVolumes.state(vm)
+	if err != nil {
+		return loop.Result{}, err
+	}
+
 	now := c.now()
 	strategy := RunStrategy(vm)
 	startFailure := nextStartFailure(vm.Status.StartFailure, strategy, claimed.vmi, now)
-	in := statusInput{vm: vm, startFailure: startFailure, runStrategy: strategy, now: now}
+	in := statusInput{vm: vm, startFailure: startFailure, runStrategy: strategy, now: now, volumes: &vols}
 	// The revisions of the instance type and preference are captured as soon as the VM names
 	// them, running or not, as KubeVirt does; a new instance is expanded from them.
 	acting := vm
@@ -163,7 +218,17 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		in.requests = vm.Status.StateChangeRequests
 	} else {
 		p = decide(vm, claimed.vmi, startFailure, now)
+		if p.action == actCreate && !vols.ready {
+			// The instance starts once its DataVolumes can be used; a pending start request
+			// stays queued. DataVolume events requeue the VM, the recheck covers other ones.
+			logger.V(2).Info("Waiting for the VM's DataVolumes before starting it")
+			p = plan{action: actNone, requests: vm.Status.StateChangeRequests, requeueAfter: dataVolumeRecheck}
+		}
 		in.requests = p.requests
+		if p.requeueAfter == 0 && (vols.provisioning || vols.unbound || vols.missing) {
+			// DataVolumes the VM does not own and claims send it no events.
+			p.requeueAfter = dataVolumeRecheck
+		}
 		switch p.action {
 		case actCreate:
 			c.expectations.ExpectCreations(key, 1)
@@ -208,6 +273,13 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 
 	status := computeStatus(in)
+	if status.PrintableStatus == kubevirtv1.VirtualMachineStatusDataVolumeError &&
+		vm.Status.PrintableStatus != kubevirtv1.VirtualMachineStatusDataVolumeError {
+		for _, name := range vols.failed {
+			c.dataVolumes.event(vm, corev1.EventTypeWarning, ReasonFailedDataVolumeImport,
+				fmt.Sprintf("DataVolume %s failed to import disk image", name))
+		}
+	}
 	if statusChanged(&vm.Status, &status) {
 		vm.Status = status
 		rv, err := c.updateStatus(ctx, vm)
@@ -218,6 +290,9 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 	if in.syncErr != nil {
 		return loop.Result{}, in.syncErr
+	}
+	if dvErr != nil {
+		return loop.Result{}, dvErr
 	}
 	if refsErr != nil {
 		// Retried with the queue's back-off until the instance type or preference exists.

@@ -18,7 +18,7 @@ func diskNamed(name string) kubevirtv1.Disk {
 	return kubevirtv1.Disk{Name: name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSCSI}}}
 }
 
-func withVolumes(spec *kubevirtv1.VirtualMachineInstanceSpec, vols ...kubevirtv1.Volume) {
+func withSpecVolumes(spec *kubevirtv1.VirtualMachineInstanceSpec, vols ...kubevirtv1.Volume) {
 	for _, v := range vols {
 		spec.Volumes = append(spec.Volumes, v)
 		spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, diskNamed(v.Name))
@@ -61,9 +61,9 @@ func TestPlanHotplug(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			vm := newVM()
-			withVolumes(&vm.Spec.Template.Spec, tt.vm...)
+			withSpecVolumes(&vm.Spec.Template.Spec, tt.vm...)
 			vmi := newVMI(tt.phase)
-			withVolumes(&vmi.Spec, tt.vmi...)
+			withSpecVolumes(&vmi.Spec, tt.vmi...)
 			if tt.owned != "" {
 				vmi.Annotations = map[string]string{HotplugVolumesAnnotation: tt.owned}
 			}
@@ -97,13 +97,13 @@ func TestPlanHotplug(t *testing.T) {
 
 func TestSpecHashIgnoresHotplugVolumes(t *testing.T) {
 	vm := newVM()
-	withVolumes(&vm.Spec.Template.Spec, claimVolume("root", false))
+	withSpecVolumes(&vm.Spec.Template.Spec, claimVolume("root", false))
 	before := specHash(vm)
-	withVolumes(&vm.Spec.Template.Spec, claimVolume("hot", true))
+	withSpecVolumes(&vm.Spec.Template.Spec, claimVolume("hot", true))
 	if got := specHash(vm); got != before {
 		t.Errorf("specHash changed with a hotpluggable volume: %s, want %s", got, before)
 	}
-	withVolumes(&vm.Spec.Template.Spec, claimVolume("cold", false))
+	withSpecVolumes(&vm.Spec.Template.Spec, claimVolume("cold", false))
 	if got := specHash(vm); got == before {
 		t.Error("specHash did not change with a new non-hotpluggable volume")
 	}

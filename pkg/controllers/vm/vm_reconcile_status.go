@@ -93,6 +93,8 @@ type statusInput struct {
 	// refs are the instance type and preference references to record; nil keeps the old ones
 	// (resolving them failed).
 	refs *statusRefs
+	// volumes are the VM's DataVolumes and claims; nil when they could not be read.
+	volumes *volumeState
 }
 
 // computeStatus is the one place the VM status is computed. Fields that do not change keep their
@@ -105,7 +107,7 @@ func computeStatus(in statusInput) kubevirtv1.VirtualMachineStatus {
 
 	st.Created = vmi != nil
 	st.Ready = vmi != nil && vmis.IsReady(vmi)
-	st.PrintableStatus = printableStatus(in.vm, vmi, in.startFailure, in.runStrategy, in.now)
+	st.PrintableStatus = withVolumes(printableStatus(in.vm, vmi, in.startFailure, in.runStrategy, in.now), in.vm, vmi, in.runStrategy, in.volumes)
 	st.StateChangeRequests = in.requests
 	if len(st.StateChangeRequests) == 0 {
 		st.StateChangeRequests = nil
@@ -181,6 +183,44 @@ func printableStatus(vm *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachi
 	default:
 		return kubevirtv1.VirtualMachineStatusUnknown
 	}
+}
+
+// withVolumes refines a printableStatus with the VM's DataVolumes and claims, in KubeVirt's
+// order: a VM that terminates, stops, migrates, is paused or runs shows that; otherwise a missing
+// claim of an existing instance is ErrorPvcNotFound, a failed DataVolume DataVolumeError (running
+// or not), an unschedulable instance stays Unschedulable, a DataVolume being populated is
+// Provisioning (also while the VM is halted), and an unbound claim of a VM set to start is
+// WaitingForVolumeBinding.
+func withVolumes(base kubevirtv1.VirtualMachinePrintableStatus, vm *kubevirtv1.VirtualMachine,
+	vmi *kubevirtv1.VirtualMachineInstance, strategy kubevirtv1.VirtualMachineRunStrategy, vols *volumeState) kubevirtv1.VirtualMachinePrintableStatus {
+	if vols == nil {
+		return base
+	}
+	switch base {
+	case kubevirtv1.VirtualMachineStatusTerminating, kubevirtv1.VirtualMachineStatusStopping, kubevirtv1.VirtualMachineStatusMigrating,
+		kubevirtv1.VirtualMachineStatusPaused, kubevirtv1.VirtualMachineStatusRunning:
+		return base
+	}
+	live := vmi != nil && !vmis.IsFinal(vmi)
+	switch {
+	case vols.missing && live:
+		return kubevirtv1.VirtualMachineStatusPvcNotFound
+	case len(vols.failed) > 0:
+		return kubevirtv1.VirtualMachineStatusDataVolumeError
+	case base == kubevirtv1.VirtualMachineStatusUnschedulable:
+		return base
+	case vols.provisioning:
+		return kubevirtv1.VirtualMachineStatusProvisioning
+	case vols.unbound && (live || setToStart(vm, strategy)):
+		return kubevirtv1.VirtualMachineStatusWaitingForVolumeBinding
+	}
+	return base
+}
+
+// setToStart says whether the run strategy wants the VM running without a start request.
+func setToStart(vm *kubevirtv1.VirtualMachine, strategy kubevirtv1.VirtualMachineRunStrategy) bool {
+	return strategy == kubevirtv1.RunStrategyAlways || strategy == kubevirtv1.RunStrategyRerunOnFailure ||
+		len(vm.Status.StateChangeRequests) > 0 && vm.Status.StateChangeRequests[0].Action == kubevirtv1.StartRequest
 }
 
 // readyCondition mirrors the instance's readiness. Its reason and message do not depend on the

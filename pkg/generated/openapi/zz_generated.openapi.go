@@ -128,15 +128,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.CustomBlockSize{}.OpenAPIModelName():                                         schema_pkg_apis_kubevirt_v1_CustomBlockSize(ref),
 		v1.DHCPOptions{}.OpenAPIModelName():                                             schema_pkg_apis_kubevirt_v1_DHCPOptions(ref),
 		v1.DHCPPrivateOptions{}.OpenAPIModelName():                                      schema_pkg_apis_kubevirt_v1_DHCPPrivateOptions(ref),
-		v1.DataVolumeBlankImage{}.OpenAPIModelName():                                    schema_pkg_apis_kubevirt_v1_DataVolumeBlankImage(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_pkg_apis_kubevirt_v1_DataVolumeSource(ref),
-		v1.DataVolumeSourceHTTP{}.OpenAPIModelName():                                    schema_pkg_apis_kubevirt_v1_DataVolumeSourceHTTP(ref),
-		v1.DataVolumeSourcePVC{}.OpenAPIModelName():                                     schema_pkg_apis_kubevirt_v1_DataVolumeSourcePVC(ref),
-		v1.DataVolumeSourceRef{}.OpenAPIModelName():                                     schema_pkg_apis_kubevirt_v1_DataVolumeSourceRef(ref),
-		v1.DataVolumeSourceRegistry{}.OpenAPIModelName():                                schema_pkg_apis_kubevirt_v1_DataVolumeSourceRegistry(ref),
-		v1.DataVolumeSourceSpec{}.OpenAPIModelName():                                    schema_pkg_apis_kubevirt_v1_DataVolumeSourceSpec(ref),
-		v1.DataVolumeSpec{}.OpenAPIModelName():                                          schema_pkg_apis_kubevirt_v1_DataVolumeSpec(ref),
-		v1.DataVolumeStorageSpec{}.OpenAPIModelName():                                   schema_pkg_apis_kubevirt_v1_DataVolumeStorageSpec(ref),
 		v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName():                           schema_pkg_apis_kubevirt_v1_DataVolumeTemplateDummyStatus(ref),
 		v1.DataVolumeTemplateSpec{}.OpenAPIModelName():                                  schema_pkg_apis_kubevirt_v1_DataVolumeTemplateSpec(ref),
 		v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName():                              schema_pkg_apis_kubevirt_v1_DeprecatedInterfaceMacvtap(ref),
@@ -4737,17 +4729,6 @@ func schema_pkg_apis_kubevirt_v1_DHCPPrivateOptions(ref common.ReferenceCallback
 	}
 }
 
-func schema_pkg_apis_kubevirt_v1_DataVolumeBlankImage(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeBlankImage creates an empty disk image.",
-				Type:        []string{"object"},
-			},
-		},
-	}
-}
-
 func schema_pkg_apis_kubevirt_v1_DataVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4777,332 +4758,6 @@ func schema_pkg_apis_kubevirt_v1_DataVolumeSource(ref common.ReferenceCallback) 
 	}
 }
 
-func schema_pkg_apis_kubevirt_v1_DataVolumeSourceHTTP(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceHTTP imports from a URL.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"url": {
-						SchemaProps: spec.SchemaProps{
-							Description: "URL of the image.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"secretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "SecretRef names a secret with credentials.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"certConfigMap": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CertConfigMap names a config map with a CA bundle.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-				},
-				Required: []string{"url"},
-			},
-		},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeSourcePVC(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourcePVC clones another claim.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"namespace": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Namespace of the claim.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"name": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Name of the claim.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-				},
-				Required: []string{"namespace", "name"},
-			},
-		},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeSourceRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceRef points at a DataSource.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"kind": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Kind is DataSource.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"namespace": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Namespace of the DataSource; defaults to the DataVolume's.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"name": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Name of the DataSource.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-				},
-				Required: []string{"kind", "name"},
-			},
-		},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeSourceRegistry(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceRegistry imports from a container image.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"url": {
-						SchemaProps: spec.SchemaProps{
-							Description: "URL of the image, e.g. docker://quay.io/containerdisks/fedora:latest.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"secretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "SecretRef names a secret with credentials.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"certConfigMap": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CertConfigMap names a config map with a CA bundle.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"pullMethod": {
-						SchemaProps: spec.SchemaProps{
-							Description: "PullMethod is pod or node.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-				},
-			},
-		},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeSourceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceSpec is where a DataVolume's data comes from; one member is set.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"http": {
-						SchemaProps: spec.SchemaProps{
-							Description: "HTTP imports from a URL.",
-							Ref:         ref(v1.DataVolumeSourceHTTP{}.OpenAPIModelName()),
-						},
-					},
-					"registry": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Registry imports from a container image.",
-							Ref:         ref(v1.DataVolumeSourceRegistry{}.OpenAPIModelName()),
-						},
-					},
-					"pvc": {
-						SchemaProps: spec.SchemaProps{
-							Description: "PVC clones another claim.",
-							Ref:         ref(v1.DataVolumeSourcePVC{}.OpenAPIModelName()),
-						},
-					},
-					"blank": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Blank creates an empty disk image.",
-							Ref:         ref(v1.DataVolumeBlankImage{}.OpenAPIModelName()),
-						},
-					},
-				},
-			},
-		},
-		Dependencies: []string{
-			v1.DataVolumeBlankImage{}.OpenAPIModelName(), v1.DataVolumeSourceHTTP{}.OpenAPIModelName(), v1.DataVolumeSourcePVC{}.OpenAPIModelName(), v1.DataVolumeSourceRegistry{}.OpenAPIModelName()},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSpec is the commonly used part of CDI's DataVolume spec.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"source": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Source is where the data is imported from.",
-							Ref:         ref(v1.DataVolumeSourceSpec{}.OpenAPIModelName()),
-						},
-					},
-					"sourceRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "SourceRef points at a DataSource to import from.",
-							Ref:         ref(v1.DataVolumeSourceRef{}.OpenAPIModelName()),
-						},
-					},
-					"pvc": {
-						SchemaProps: spec.SchemaProps{
-							Description: "PVC is the claim to create, as a raw claim spec.",
-							Ref:         ref(corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName()),
-						},
-					},
-					"storage": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Storage is the claim to create, with defaults filled in by CDI.",
-							Ref:         ref(v1.DataVolumeStorageSpec{}.OpenAPIModelName()),
-						},
-					},
-					"priorityClassName": {
-						SchemaProps: spec.SchemaProps{
-							Description: "PriorityClassName of the importer pod.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"contentType": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ContentType is kubevirt (a disk image) or archive.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"preallocation": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Preallocation allocates the volume's space up front.",
-							Type:        []string{"boolean"},
-							Format:      "",
-						},
-					},
-				},
-			},
-		},
-		Dependencies: []string{
-			v1.DataVolumeSourceRef{}.OpenAPIModelName(), v1.DataVolumeSourceSpec{}.OpenAPIModelName(), v1.DataVolumeStorageSpec{}.OpenAPIModelName(), corev1.PersistentVolumeClaimSpec{}.OpenAPIModelName()},
-	}
-}
-
-func schema_pkg_apis_kubevirt_v1_DataVolumeStorageSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeStorageSpec is the claim a DataVolume creates.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"accessModes": {
-						VendorExtensible: spec.VendorExtensible{
-							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
-							},
-						},
-						SchemaProps: spec.SchemaProps{
-							Description: "AccessModes of the claim.",
-							Type:        []string{"array"},
-							Items: &spec.SchemaOrArray{
-								Schema: &spec.Schema{
-									SchemaProps: spec.SchemaProps{
-										Default: "",
-										Type:    []string{"string"},
-										Format:  "",
-										Enum:    []interface{}{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"},
-									},
-								},
-							},
-						},
-					},
-					"selector": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Selector over volumes to bind to.",
-							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
-						},
-					},
-					"resources": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the claim (storage request).",
-							Default:     map[string]interface{}{},
-							Ref:         ref(corev1.VolumeResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
-					"volumeName": {
-						SchemaProps: spec.SchemaProps{
-							Description: "VolumeName binds to this volume.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"storageClassName": {
-						SchemaProps: spec.SchemaProps{
-							Description: "StorageClassName of the claim.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"volumeMode": {
-						SchemaProps: spec.SchemaProps{
-							Description: "VolumeMode of the claim.\n\nPossible enum values:\n - `\"Block\"` means the volume will not be formatted with a filesystem and will remain a raw block device.\n - `\"Filesystem\"` means the volume will be or is formatted with a filesystem.\n - `\"FromStorageProfile\"` is the volume mode that asks for the StorageProfile's.",
-							Type:        []string{"string"},
-							Format:      "",
-							Enum:        []interface{}{"Block", "Filesystem", "FromStorageProfile"},
-						},
-					},
-					"dataSource": {
-						SchemaProps: spec.SchemaProps{
-							Description: "DataSource populates the claim from an object in the same namespace.",
-							Ref:         ref(corev1.TypedLocalObjectReference{}.OpenAPIModelName()),
-						},
-					},
-					"dataSourceRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "DataSourceRef populates the claim from an object.",
-							Ref:         ref(corev1.TypedObjectReference{}.OpenAPIModelName()),
-						},
-					},
-				},
-			},
-		},
-		Dependencies: []string{
-			corev1.TypedLocalObjectReference{}.OpenAPIModelName(), corev1.TypedObjectReference{}.OpenAPIModelName(), corev1.VolumeResourceRequirements{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
-	}
-}
-
 func schema_pkg_apis_kubevirt_v1_DataVolumeTemplateDummyStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5118,7 +4773,7 @@ func schema_pkg_apis_kubevirt_v1_DataVolumeTemplateSpec(ref common.ReferenceCall
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeTemplateSpec is a CDI DataVolume a VirtualMachine creates for itself. NativeVirt does not support DataVolumes: the type exists so that such manifests decode and can be rejected naming the field. Only the commonly used part of CDI's DataVolumeSpec is modelled.",
+				Description: "DataVolumeTemplateSpec is a CDI DataVolume a VirtualMachine creates for itself, named by its metadata.name and owned by the VirtualMachine (collected with it).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -5144,9 +4799,9 @@ func schema_pkg_apis_kubevirt_v1_DataVolumeTemplateSpec(ref common.ReferenceCall
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Spec of the DataVolume to create.",
+							Description: "Spec of the DataVolume to create: CDI's DataVolumeSpec.",
 							Default:     map[string]interface{}{},
-							Ref:         ref(v1.DataVolumeSpec{}.OpenAPIModelName()),
+							Ref:         ref(v1beta1.DataVolumeSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
@@ -5160,7 +4815,7 @@ func schema_pkg_apis_kubevirt_v1_DataVolumeTemplateSpec(ref common.ReferenceCall
 			},
 		},
 		Dependencies: []string{
-			v1.DataVolumeSpec{}.OpenAPIModelName(), v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 

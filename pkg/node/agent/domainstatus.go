@@ -56,6 +56,9 @@ func volumeStatus(vmi *kubevirtv1.VirtualMachineInstance, old []kubevirtv1.Volum
 		if v.PersistentVolumeClaim != nil && s.PersistentVolumeClaimInfo == nil {
 			s.PersistentVolumeClaimInfo = &kubevirtv1.PersistentVolumeClaimInfo{ClaimName: v.PersistentVolumeClaim.ClaimName}
 		}
+		if v.DataVolume != nil && s.PersistentVolumeClaimInfo == nil {
+			s.PersistentVolumeClaimInfo = &kubevirtv1.PersistentVolumeClaimInfo{ClaimName: v.DataVolume.Name}
+		}
 		out = append(out, s)
 	}
 	return out

@@ -188,7 +188,7 @@ func liveMigratable(vmi *kubevirtv1.VirtualMachineInstance, shared map[string]bo
 		case v.HostDisk != nil:
 			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,
 				fmt.Sprintf("cannot migrate VMI: hostDisk volume %s is on this node", v.Name))
-		case v.PersistentVolumeClaim != nil && shared[v.Name]:
+		case (v.PersistentVolumeClaim != nil || v.DataVolume != nil) && shared[v.Name]:
 			// ReadWriteMany: the target pod attaches the same data.
 		case v.PersistentVolumeClaim != nil, v.DataVolume != nil, v.Ephemeral != nil:
 			return cond(kubevirtv1.VirtualMachineInstanceIsMigratable, corev1.ConditionFalse, ReasonDisksNotLiveMigratable,

@@ -123,6 +123,12 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 		// A hotpluggable claim the instance has from its start is in the launcher pod like any
 		// other claim.
 		return claim(src.PersistentVolumeClaim.ReadOnly), nil
+	case src.DataVolume != nil:
+		// The DataVolume's claim, mounted or attached by the pod like a persistentVolumeClaim's.
+		if src.DataVolume.Hotpluggable {
+			return diskSource{}, field.Forbidden(p.Child("dataVolume", "hotpluggable"), "hotpluggable volumes are not supported")
+		}
+		return claim(false), nil
 	case src.Ephemeral != nil:
 		if src.Ephemeral.PersistentVolumeClaim == nil {
 			return diskSource{}, field.Required(p.Child("ephemeral", "persistentVolumeClaim"), "an ephemeral volume needs a claim")

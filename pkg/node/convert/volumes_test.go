@@ -91,9 +91,13 @@ func TestVolumeSource(t *testing.T) {
 		vol:     kubevirtv1.Volume{Name: "eph", VolumeSource: kubevirtv1.VolumeSource{Ephemeral: &kubevirtv1.EphemeralVolumeSource{}}},
 		wantErr: "spec.volumes[3].ephemeral.persistentVolumeClaim",
 	}, {
-		name:    "data volume refused",
-		vol:     kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}},
-		wantErr: "volume dv: this volume type is not supported",
+		name: "data volume: its claim, like a persistentVolumeClaim",
+		vol:  kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}},
+		want: diskSource{path: ClaimPath(ctx.PVCDir, "dv"), format: FormatRaw},
+	}, {
+		name:    "hotpluggable data volume refused",
+		vol:     kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv", Hotpluggable: true}}},
+		wantErr: "spec.volumes[3].dataVolume.hotpluggable",
 	}, {
 		name:    "no source",
 		vol:     kubevirtv1.Volume{Name: "none"},

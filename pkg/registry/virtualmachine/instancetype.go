@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	instancetypev1beta1 "github.com/nativevirt/nativevirt/pkg/apis/instancetype/v1beta1"
@@ -32,6 +33,8 @@ type REST struct {
 	// claims reads the claims that matchers infer from; nil: no inference (standalone), and
 	// validation refuses a matcher that asks for it.
 	claims ClaimGetter
+	// authz decides the clone authorization of dataVolumeTemplates; nil skips it.
+	authz authorizer.Authorizer
 }
 
 var _ rest.StandardStorage = &REST{}
@@ -90,7 +93,10 @@ func (r *REST) checkCreate(next rest.ValidateObjectFunc) rest.ValidateObjectFunc
 				return err
 			}
 		}
-		return r.check(ctx, obj)
+		if err := r.check(ctx, obj); err != nil {
+			return err
+		}
+		return r.authorizeClones(ctx, obj, nil)
 	}
 }
 
@@ -100,6 +106,9 @@ func (r *REST) checkUpdate(next rest.ValidateObjectUpdateFunc) rest.ValidateObje
 			if err := next(ctx, obj, old); err != nil {
 				return err
 			}
+		}
+		if err := r.authorizeClones(ctx, obj, old); err != nil {
+			return err
 		}
 		newVM, ok1 := obj.(*kubevirtv1.VirtualMachine)
 		oldVM, ok2 := old.(*kubevirtv1.VirtualMachine)

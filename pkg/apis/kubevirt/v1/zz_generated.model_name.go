@@ -157,48 +157,8 @@ func (in DHCPPrivateOptions) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeBlankImage) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeBlankImage"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSource) OpenAPIModelName() string {
 	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSource"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSourceHTTP) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceHTTP"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSourcePVC) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourcePVC"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSourceRef) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRef"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSourceRegistry) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRegistry"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSourceSpec) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceSpec"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeSpec) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSpec"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
-func (in DataVolumeStorageSpec) OpenAPIModelName() string {
-	return "com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeStorageSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

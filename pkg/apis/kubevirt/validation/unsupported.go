@@ -106,12 +106,15 @@ var unsupportedDiskFields = []unsupported[disk]{
 // unsupportedVolumeFields are refused on any entry of spec.volumes. Ephemeral volumes stay
 // allowed: they are planned and need nothing beyond a claim.
 var unsupportedVolumeFields = []unsupported[volume]{
-	{"dataVolume", "a CDI DataVolume volume (dataVolume)", func(v *volume) bool { return v.DataVolume != nil }},
 	{"downwardMetrics", "a downward metrics volume (downwardMetrics)", func(v *volume) bool { return v.DownwardMetrics != nil }},
 	{"memoryDump", "a memory dump volume (memoryDump)", func(v *volume) bool { return v.MemoryDump != nil }},
 	// A host disk would need a hostPath in the launcher pod: any user allowed to create VMs could read
 	// or write any file of the node. KubeVirt keeps it behind a feature gate that is off by default.
 	{"hostDisk", "a host disk volume (hostDisk), which would give VM users access to node files", func(v *volume) bool { return v.HostDisk != nil }},
+	// Hotplugging a DataVolume would have to wait for its import: not built yet (claims are hotpluggable).
+	{"dataVolume.hotpluggable", "a hotpluggable DataVolume volume (dataVolume.hotpluggable); hotplug a persistentVolumeClaim instead", func(v *volume) bool {
+		return v.DataVolume != nil && v.DataVolume.Hotpluggable
+	}},
 }
 
 // unsupportedInterfaceFields are refused on any entry of spec.domain.devices.interfaces. Other
@@ -126,7 +129,6 @@ var unsupportedNetworkFields = []unsupported[network]{}
 
 // unsupportedVMSpecFields are refused in a VirtualMachine's spec.
 var unsupportedVMSpecFields = []unsupported[vmSpec]{
-	{"dataVolumeTemplates", "DataVolume templates (dataVolumeTemplates)", func(s *vmSpec) bool { return len(s.DataVolumeTemplates) > 0 }},
 	{"runStrategy", "the WaitAsReceiver run strategy (cross-cluster migration)", func(s *vmSpec) bool {
 		return s.RunStrategy != nil && *s.RunStrategy == kubevirtv1.RunStrategyWaitAsReceiver
 	}},

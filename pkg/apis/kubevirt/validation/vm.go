@@ -26,6 +26,7 @@ func ValidateVirtualMachine(vm *kubevirtv1.VirtualMachine) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateObjectName(vm.Name, field.NewPath("metadata", "name"))...)
 	errs = append(errs, validateVMSpec(&vm.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateDataVolumeTemplates(&vm.Spec, vm.Namespace, field.NewPath("spec", "dataVolumeTemplates"))...)
 	return errs
 }
 

@@ -116,6 +116,9 @@ func validateVolumeSource(s *kubevirtv1.VolumeSource, volumePath *field.Path) fi
 	if p := s.PersistentVolumeClaim; p != nil && p.ClaimName == "" {
 		errs = append(errs, field.Required(volumePath.Child("persistentVolumeClaim", "claimName"), ""))
 	}
+	if d := s.DataVolume; d != nil {
+		errs = append(errs, validateDataVolumeVolume(d, volumePath.Child("dataVolume"))...)
+	}
 	if e := s.Ephemeral; e != nil {
 		pvcPath := volumePath.Child("ephemeral", "persistentVolumeClaim")
 		if e.PersistentVolumeClaim == nil {

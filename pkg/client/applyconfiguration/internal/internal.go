@@ -1378,18 +1378,6 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeBlankImage
-  map:
-    elementType:
-      scalar: untyped
-      list:
-        elementType:
-          namedType: __untyped_atomic_
-        elementRelationship: atomic
-      map:
-        elementType:
-          namedType: __untyped_deduced_
-        elementRelationship: separable
 - name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSource
   map:
     fields:
@@ -1400,129 +1388,6 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceHTTP
-  map:
-    fields:
-    - name: certConfigMap
-      type:
-        scalar: string
-    - name: secretRef
-      type:
-        scalar: string
-    - name: url
-      type:
-        scalar: string
-      default: ""
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourcePVC
-  map:
-    fields:
-    - name: name
-      type:
-        scalar: string
-      default: ""
-    - name: namespace
-      type:
-        scalar: string
-      default: ""
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRef
-  map:
-    fields:
-    - name: kind
-      type:
-        scalar: string
-      default: ""
-    - name: name
-      type:
-        scalar: string
-      default: ""
-    - name: namespace
-      type:
-        scalar: string
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRegistry
-  map:
-    fields:
-    - name: certConfigMap
-      type:
-        scalar: string
-    - name: pullMethod
-      type:
-        scalar: string
-    - name: secretRef
-      type:
-        scalar: string
-    - name: url
-      type:
-        scalar: string
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceSpec
-  map:
-    fields:
-    - name: blank
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeBlankImage
-    - name: http
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceHTTP
-    - name: pvc
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourcePVC
-    - name: registry
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRegistry
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSpec
-  map:
-    fields:
-    - name: contentType
-      type:
-        scalar: string
-    - name: preallocation
-      type:
-        scalar: boolean
-    - name: priorityClassName
-      type:
-        scalar: string
-    - name: pvc
-      type:
-        namedType: io.k8s.api.core.v1.PersistentVolumeClaimSpec
-    - name: source
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceSpec
-    - name: sourceRef
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSourceRef
-    - name: storage
-      type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeStorageSpec
-- name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeStorageSpec
-  map:
-    fields:
-    - name: accessModes
-      type:
-        list:
-          elementType:
-            scalar: string
-          elementRelationship: atomic
-    - name: dataSource
-      type:
-        namedType: io.k8s.api.core.v1.TypedLocalObjectReference
-    - name: dataSourceRef
-      type:
-        namedType: io.k8s.api.core.v1.TypedObjectReference
-    - name: resources
-      type:
-        namedType: io.k8s.api.core.v1.VolumeResourceRequirements
-      default: {}
-    - name: selector
-      type:
-        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
-    - name: storageClassName
-      type:
-        scalar: string
-    - name: volumeMode
-      type:
-        scalar: string
-    - name: volumeName
-      type:
-        scalar: string
 - name: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeTemplateDummyStatus
   map:
     elementType:
@@ -1550,7 +1415,7 @@ var schemaYAML = typed.YAMLObject(`types:
       default: {}
     - name: spec
       type:
-        namedType: com.github.nativevirt.nativevirt.pkg.apis.kubevirt.v1.DataVolumeSpec
+        namedType: com.github.nativevirt.nativevirt.pkg.apis.cdi.v1beta1.DataVolumeSpec
       default: {}
     - name: status
       type:

@@ -20,6 +20,7 @@ package v1
 
 import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	v1beta1 "github.com/nativevirt/nativevirt/pkg/client/applyconfiguration/cdi/v1beta1"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -28,16 +29,14 @@ import (
 // DataVolumeTemplateSpecApplyConfiguration represents a declarative configuration of the DataVolumeTemplateSpec type for use
 // with apply.
 //
-// DataVolumeTemplateSpec is a CDI DataVolume a VirtualMachine creates for
-// itself. NativeVirt does not support DataVolumes: the type exists so that
-// such manifests decode and can be rejected naming the field. Only the
-// commonly used part of CDI's DataVolumeSpec is modelled.
+// DataVolumeTemplateSpec is a CDI DataVolume a VirtualMachine creates for itself, named by its
+// metadata.name and owned by the VirtualMachine (collected with it).
 type DataVolumeTemplateSpecApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration `json:",inline"`
 	// Metadata of the DataVolume to create.
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	// Spec of the DataVolume to create.
-	Spec *DataVolumeSpecApplyConfiguration `json:"spec,omitempty"`
+	// Spec of the DataVolume to create: CDI's DataVolumeSpec.
+	Spec *v1beta1.DataVolumeSpecApplyConfiguration `json:"spec,omitempty"`
 	// Status is a placeholder kept for compatibility; always empty.
 	Status *kubevirtv1.DataVolumeTemplateDummyStatus `json:"status,omitempty"`
 }
@@ -214,7 +213,7 @@ func (b *DataVolumeTemplateSpecApplyConfiguration) ensureObjectMetaApplyConfigur
 // WithSpec sets the Spec field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Spec field is set to the value of the last call.
-func (b *DataVolumeTemplateSpecApplyConfiguration) WithSpec(value *DataVolumeSpecApplyConfiguration) *DataVolumeTemplateSpecApplyConfiguration {
+func (b *DataVolumeTemplateSpecApplyConfiguration) WithSpec(value *v1beta1.DataVolumeSpecApplyConfiguration) *DataVolumeTemplateSpecApplyConfiguration {
 	b.Spec = value
 	return b
 }
