@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func withDataVolumeRoot(vm *kubevirtv1.VirtualMachine, url string) string {
 }
 
 // printableStatuses records every printableStatus a VM goes through, from a watch started
-// before the VM exists.
+// before the VM exists and read all along by its own goroutine (a watch nobody reads stalls).
 func printableStatuses(t *testing.T, e *ctrlEnv, name string) func() []kubevirtv1.VirtualMachinePrintableStatus {
 	t.Helper()
 	w, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Watch(context.Background(), metav1.ListOptions{
@@ -49,23 +50,25 @@ func printableStatuses(t *testing.T, e *ctrlEnv, name string) func() []kubevirtv
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
+	var mu sync.Mutex
 	var seen []kubevirtv1.VirtualMachinePrintableStatus
-	return func() []kubevirtv1.VirtualMachinePrintableStatus {
-		for {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return seen
-				}
-				if vm, ok := ev.Object.(*kubevirtv1.VirtualMachine); ok {
-					if s := vm.Status.PrintableStatus; s != "" && (len(seen) == 0 || seen[len(seen)-1] != s) {
-						seen = append(seen, s)
-					}
-				}
-			default:
-				return seen
+	go func() {
+		for ev := range w.ResultChan() {
+			vm, ok := ev.Object.(*kubevirtv1.VirtualMachine)
+			if !ok {
+				continue
 			}
+			mu.Lock()
+			if s := vm.Status.PrintableStatus; s != "" && (len(seen) == 0 || seen[len(seen)-1] != s) {
+				seen = append(seen, s)
+			}
+			mu.Unlock()
 		}
+	}()
+	return func() []kubevirtv1.VirtualMachinePrintableStatus {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
 	}
 }
 
