@@ -42,14 +42,7 @@ const plainPodLabel = "nativevirt.io/bench-plain"
 func RunDensity(ctx context.Context, e *Env, cfg DensityConfig) (*Result, error) {
 	res := &Result{Suite: "density", Title: fmt.Sprintf("Density: %d VMIs, then %d VMs beside %d plain pods, %s apart, guests paused", cfg.N, cfg.N, cfg.N, cfg.Interval)}
 	res.Columns = []string{"measurement", "created", "Running", "p50", "p95", "max", "CPU-s each"}
-	ok, why := e.controllerReady(ctx)
-	if ok {
-		ok, why = e.handlerReady(ctx)
-	}
-	if ok {
-		ok, why = e.schedulableNode(ctx)
-	}
-	if !ok {
+	if ok, why := e.readyForVMs(ctx); !ok {
 		res.AddRow("skipped: "+why, "", "", "", "", "", "")
 		return res, nil
 	}

@@ -30,14 +30,7 @@ const (
 func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, error) {
 	res := &Result{Suite: "start-tax", Title: "Start tax: one VM's create → Running against a plain pod's, alternately, same node"}
 	res.Columns = []string{"measurement", "VMs", "reached", "p50", "p95", "max", "writes/VMI"}
-	ok, why := e.controllerReady(ctx)
-	if ok {
-		ok, why = e.handlerReady(ctx)
-	}
-	if ok {
-		ok, why = e.schedulableNode(ctx)
-	}
-	if !ok {
+	if ok, why := e.readyForVMs(ctx); !ok {
 		res.AddRow("skipped: "+why, "", "", "", "", "", "")
 		return res, nil
 	}

@@ -29,14 +29,7 @@ type vmShape struct {
 func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 	res := &Result{Suite: "vm-memory", Title: "Memory overhead per VM: the launcher pod's memory minus the guest's RAM"}
 	res.Columns = []string{"VM", "working set", "RSS", "PSS", "PSS − guest", "KubeVirt's overhead", "pod's request − guest"}
-	ok, why := e.controllerReady(ctx)
-	if ok {
-		ok, why = e.handlerReady(ctx)
-	}
-	if ok {
-		ok, why = e.schedulableNode(ctx)
-	}
-	if !ok {
+	if ok, why := e.readyForVMs(ctx); !ok {
 		res.AddRow("skipped: "+why, "", "", "", "", "", "")
 		return res, nil
 	}
@@ -166,4 +159,17 @@ func podWorkingSet(ctx context.Context, e *Env, pod *corev1.Pod) (int64, error) 
 		}
 	}
 	return 0, fmt.Errorf("pod %s not in node %s's summary", pod.Name, pod.Spec.NodeName)
+}
+
+// readyForVMs says whether the deployed cluster can start VMs: the controller and a node agent
+// answer and a node is schedulable; else why not, for the suite's "skipped" row.
+func (e *Env) readyForVMs(ctx context.Context) (bool, string) {
+	ok, why := e.controllerReady(ctx)
+	if ok {
+		ok, why = e.handlerReady(ctx)
+	}
+	if ok {
+		ok, why = e.schedulableNode(ctx)
+	}
+	return ok, why
 }
