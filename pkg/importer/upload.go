@@ -25,6 +25,21 @@ var (
 // UploadFormField is the multipart form field holding the image.
 const UploadFormField = "file"
 
+// What the DataVolume controller and the upload proxy agree on about upload server pods.
+const (
+	// UploadPodPrefix starts the name of an upload server pod; the claim's name follows (CDI's).
+	UploadPodPrefix = "cdi-upload-"
+	// UploadPort is where an upload server pod receives the image from the upload proxy.
+	UploadPort = 8443
+	// UploadTokenEnv carries the secret the upload proxy presents to an upload server pod.
+	UploadTokenEnv = "NATIVEVIRT_UPLOAD_TOKEN"
+	// The annotations CDI keeps on the claim of an upload, which `virtctl image-upload` reads:
+	// the claim is an upload target, its upload pod's phase, and whether it is ready.
+	AnnUploadTarget = "cdi.kubevirt.io/storage.upload.target"
+	AnnPodPhase     = "cdi.kubevirt.io/storage.pod.phase"
+	AnnPodReady     = "cdi.kubevirt.io/storage.pod.ready"
+)
+
 // IsUploadPath says whether p is one of CDI's upload paths, and whether it takes a form.
 func IsUploadPath(p string) (ok, form bool) {
 	for _, u := range UploadPaths {

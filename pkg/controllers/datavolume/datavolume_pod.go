@@ -34,12 +34,11 @@ const (
 	ClonePort = 8443
 	// cloneTokenEnv carries a clone's token to both of its pods.
 	cloneTokenEnv = "NATIVEVIRT_CLONE_TOKEN"
-	// UploadPort is where an upload server pod receives the image from the upload proxy.
-	UploadPort = 8443
-	// UploadTokenEnv carries the secret the upload proxy presents to an upload server pod.
-	UploadTokenEnv = "NATIVEVIRT_UPLOAD_TOKEN"
-	// UploadPodPrefix starts the name of an upload server pod; the claim's name follows (CDI's).
-	UploadPodPrefix = "cdi-upload-"
+	// UploadPort, UploadTokenEnv and UploadPodPrefix are the upload server pod's (shared with
+	// the upload proxy).
+	UploadPort      = importer.UploadPort
+	UploadTokenEnv  = importer.UploadTokenEnv
+	UploadPodPrefix = importer.UploadPodPrefix
 )
 
 // Config is what the controller needs to render its pods.

@@ -7,14 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
+	"github.com/nativevirt/nativevirt/pkg/importer"
 )
 
-// The annotations CDI keeps on the claim of an upload, which `virtctl image-upload` reads: an
-// existing claim is an upload target, its upload pod is ready, the upload was processed.
+// The annotations CDI keeps on the claim of an upload, which `virtctl image-upload` reads.
 const (
-	AnnUploadTarget = "cdi.kubevirt.io/storage.upload.target"
-	AnnPodPhase     = "cdi.kubevirt.io/storage.pod.phase"
-	AnnPodReady     = "cdi.kubevirt.io/storage.pod.ready"
+	AnnUploadTarget = importer.AnnUploadTarget
+	AnnPodPhase     = importer.AnnPodPhase
+	AnnPodReady     = importer.AnnPodReady
 )
 
 // uploadAnnotations are the annotations the claim of an upload should carry, given its
