@@ -102,7 +102,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	root.AddCommand(
 		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o), newMigrateCancelCommand(o),
 		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
-		newAddVolumeCommand(o), newRemoveVolumeCommand(o),
+		newAddVolumeCommand(o), newRemoveVolumeCommand(o), newImageUploadCommand(o),
 		newConsoleCommand(o), newVNCCommand(o), newPortForwardCommand(o), newExpandCommand(o), newExposeCommand(o),
 		newGuestAgentCommand(o, "guestosinfo", "guestosinfo", "Print what the guest agent of a running instance reports"),
 		newGuestAgentCommand(o, "userlist", "userlist", "Print the users logged in to a running instance's guest"),
