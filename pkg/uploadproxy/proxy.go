@@ -68,10 +68,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s is not an upload path: use /v1beta1/upload, /v1beta1/upload-async, /v1beta1/upload-form or /v1beta1/upload-form-async", r.URL.Path), http.StatusNotFound)
 		return
 	}
+	// Browsers (web consoles posting the upload form) send a CORS preflight; the token, not the
+	// origin, authorizes an upload.
+	w.Header().Set("Access-Control-Allow-Origin", "*")
 	switch r.Method {
 	case http.MethodHead, http.MethodPost, http.MethodPut:
+	case http.MethodOptions:
+		w.Header().Set("Access-Control-Allow-Methods", "HEAD, POST, PUT, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Content-Length")
+		w.WriteHeader(http.StatusOK)
+		return
 	default:
-		w.Header().Set("Allow", "HEAD, POST, PUT")
+		w.Header().Set("Allow", "HEAD, POST, PUT, OPTIONS")
 		http.Error(w, "method not allowed: use POST (or HEAD)", http.StatusMethodNotAllowed)
 		return
 	}

@@ -70,6 +70,7 @@ func TestProxy(t *testing.T) {
 		{name: "healthz", method: http.MethodGet, path: "/healthz", status: 200},
 		{name: "unknown path", method: http.MethodPost, path: "/upload", status: 404, contains: "not an upload path"},
 		{name: "GET", method: http.MethodGet, path: "/v1beta1/upload", auth: "Bearer " + token("ready", now), status: 405},
+		{name: "CORS preflight", method: http.MethodOptions, path: "/v1beta1/upload-form-async", status: 200},
 		{name: "no token", method: http.MethodPost, path: "/v1beta1/upload", status: 401, contains: "missing upload token"},
 		{name: "basic auth", method: http.MethodPost, path: "/v1beta1/upload", auth: "Basic eDp5", status: 401, contains: "missing upload token"},
 		{name: "garbage", method: http.MethodPost, path: "/v1beta1/upload", auth: "Bearer abc", status: 401, contains: "malformed"},
