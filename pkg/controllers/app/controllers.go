@@ -127,6 +127,10 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	// Service in this controller's namespace) is.
 	c.cdiConfig = cdiconfig.New(kube, kv, c.nodeFactory.Core().V1().Nodes(), defaultNamespace())
 	// The VM controller creates the DataVolumes of dataVolumeTemplates and follows them.
+	// The VMI controller holds a launcher pod back until its DataVolumes may be used.
+	if err = c.vmi.EnableDataVolumes(cdi.DataVolumes()); err != nil {
+		return nil, err
+	}
 	if err = c.vm.UseDataVolumes(kv, cdi.DataVolumes(), claims, recorder(vm.Name)); err != nil {
 		return nil, err
 	}
