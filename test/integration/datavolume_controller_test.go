@@ -181,6 +181,13 @@ func TestDataVolumeLifecycle(t *testing.T) {
 		_, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
 		return err != nil, nil
 	})
+	// CDI's events, one per phase reached, and the result with its figures.
+	env.dataVolumeEvents("fedora", map[string]string{
+		"WaitForFirstConsumer": "PVC fedora waits for its first consumer",
+		"ImportScheduled":      "Import into fedora scheduled",
+		"ImportInProgress":     "Import into fedora in progress",
+		"ImportSucceeded":      "Successfully populated PVC fedora: 1.0 MiB of qcow2",
+	})
 
 	// Immediate binding requested: no waiting for a consumer; the importer pod is the first
 	// consumer, wherever the scheduler puts it.
@@ -241,6 +248,33 @@ func TestDataVolumePermanentFailure(t *testing.T) {
 		r := condition(dv, cdiv1beta1.DataVolumeRunning)
 		return dv.Status.Phase == cdiv1beta1.Failed && r.Reason == "Error" && strings.Contains(r.Message, "not a disk image"),
 			fmt.Errorf("status %+v", dv.Status)
+	})
+	env.dataVolumeEvents("readme", map[string]string{
+		"Error": "Populating PVC readme failed: the source is text, not a disk image",
+	})
+}
+
+// dataVolumeEvents waits for the DataVolume's events of each reason, with a message beginning
+// with the one given.
+func (e *controllerEnv) dataVolumeEvents(name string, want map[string]string) {
+	e.t.Helper()
+	e.eventually("the events of DataVolume "+name, func() (bool, error) {
+		events, err := e.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		var got []string
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Kind != "DataVolume" || ev.InvolvedObject.Name != name {
+				continue
+			}
+			got = append(got, ev.Reason+": "+ev.Message)
+			if prefix, ok := want[ev.Reason]; ok && strings.HasPrefix(ev.Message, prefix) {
+				seen[ev.Reason] = true
+			}
+		}
+		return len(seen) == len(want), fmt.Errorf("events %q", got)
 	})
 }
 
