@@ -212,7 +212,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 
 	status := computeStatus(vmi, pods, c.now())
-	setDataVolumesReady(&status, dvs)
+	setDataVolumesReady(&status, dvs, c.now())
 	if len(pods) > 0 {
 		setSynchronizedFailure(&status, nil)
 	}

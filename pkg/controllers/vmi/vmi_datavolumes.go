@@ -1,8 +1,11 @@
 package vmi
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -115,7 +118,8 @@ func readyStatus(dv *cdiv1beta1.DataVolume) corev1.ConditionStatus {
 // setDataVolumesReady sets KubeVirt's condition DataVolumesReady from the instance's
 // DataVolumes (aggregateDataVolumesConditions): True when every one is Ready; otherwise False
 // when one's Ready is False, else Unknown. Nothing is set for an instance without DataVolumes.
-func setDataVolumesReady(st *kubevirtv1.VirtualMachineInstanceStatus, dvs []*cdiv1beta1.DataVolume) {
+// The transition time is now (to the second) when the status changes, else kept.
+func setDataVolumesReady(st *kubevirtv1.VirtualMachineInstanceStatus, dvs []*cdiv1beta1.DataVolume, now time.Time) {
 	if len(dvs) == 0 {
 		return
 	}
@@ -135,6 +139,10 @@ func setDataVolumesReady(st *kubevirtv1.VirtualMachineInstanceStatus, dvs []*cdi
 	}
 	if c.Status != corev1.ConditionTrue {
 		c.Message = messageNotAllDVsReady
+	}
+	c.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+	if old := conditions.VMI(st, c.Type); old != nil && old.Status == c.Status {
+		c.LastTransitionTime = old.LastTransitionTime
 	}
 	conditions.SetVMI(st, c)
 }

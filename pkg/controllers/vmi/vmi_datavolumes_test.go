@@ -2,6 +2,7 @@ package vmi
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +42,13 @@ func TestSetDataVolumesReady(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var st kubevirtv1.VirtualMachineInstanceStatus
-			setDataVolumesReady(&st, tc.dvs)
+			setDataVolumesReady(&st, tc.dvs, testNow)
+			if c := conditions.VMI(&st, kubevirtv1.VirtualMachineInstanceDataVolumesReady); c != nil {
+				if !c.LastTransitionTime.Time.Equal(testNow.Truncate(time.Second)) {
+					t.Errorf("transition time %v", c.LastTransitionTime)
+				}
+				c.LastTransitionTime = metav1.Time{}
+			}
 			if diff := cmp.Diff(tc.want, conditions.VMI(&st, kubevirtv1.VirtualMachineInstanceDataVolumesReady)); diff != "" {
 				t.Errorf("condition (-want +got):\n%s", diff)
 			}
