@@ -103,3 +103,12 @@ func TestDataVolumeVolumeInInstance(t *testing.T) {
 	vmi.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "root"}}
 	compareErrs(t, nil, ValidateVirtualMachineInstance(vmi))
 }
+
+// A VMIRS's template may use a DataVolume too (its replicas share it, as in KubeVirt).
+func TestDataVolumeVolumeInReplicaSet(t *testing.T) {
+	rs := validRS()
+	rs.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "root"}}
+	compareErrs(t, nil, ValidateVirtualMachineInstanceReplicaSet(rs))
+	rs.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{}}
+	compareErrs(t, []string{"Required:spec.template.spec.volumes[0].dataVolume.name"}, ValidateVirtualMachineInstanceReplicaSet(rs))
+}
