@@ -127,6 +127,22 @@ type controllerEnv struct {
 	kubeLog *kubeWrites
 }
 
+// setPodOnNode changes a pod in the fake as the scheduler and kubelet would: bound to node, then
+// mutated (status, conditions).
+func (env *controllerEnv) setPodOnNode(ns, name, node string, mutate func(*corev1.Pod)) {
+	env.t.Helper()
+	p, err := env.kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	p = p.DeepCopy()
+	p.Spec.NodeName = node
+	mutate(p)
+	if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
+		env.t.Fatal(err)
+	}
+}
+
 // startControllers runs every controller in-process against the real apiserver (kubevirt.io)
 // and a fake for pods, nodes and events.
 func startControllers(t *testing.T) *controllerEnv {

@@ -127,19 +127,7 @@ func TestDataVolumeLifecycle(t *testing.T) {
 	if err := env.kube.Tracker().Update(claimsGVR, claim, ns); err != nil {
 		t.Fatal(err)
 	}
-	setPod := func(mutate func(*corev1.Pod)) {
-		t.Helper()
-		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = p.DeepCopy()
-		p.Spec.NodeName = "node1"
-		mutate(p)
-		if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setPod := func(mutate func(*corev1.Pod)) { env.setPodOnNode(ns, "importer-fedora", "node1", mutate) }
 	setPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "importer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}

@@ -93,19 +93,7 @@ func TestDataVolumeUploadLifecycle(t *testing.T) {
 	waitPhase(cdiv1beta1.UploadScheduled)
 	claimAnnotations("the claim's upload annotations", map[string]string{datavolume.AnnUploadTarget: "", datavolume.AnnPodReady: "false"})
 
-	setPod := func(mutate func(*corev1.Pod)) {
-		t.Helper()
-		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "cdi-upload-up", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = p.DeepCopy()
-		p.Spec.NodeName = "node1"
-		mutate(p)
-		if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setPod := func(mutate func(*corev1.Pod)) { env.setPodOnNode(ns, "cdi-upload-up", "node1", mutate) }
 	setPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.PodIP = "10.88.1.9"
