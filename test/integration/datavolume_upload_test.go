@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -28,13 +27,7 @@ import (
 func TestDataVolumeUploadLifecycle(t *testing.T) {
 	env := startControllers(t)
 	ctx := context.Background()
-	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := env.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
-		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env.defaultLocalPathClass()
 	env.eventually("the StorageProfile of local-path", func() (bool, error) {
 		p, err := env.admin.CdiV1beta1().StorageProfiles().Get(ctx, "local-path", metav1.GetOptions{})
 		return err == nil && len(p.Status.ClaimPropertySets) == 1, err
