@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -39,12 +38,7 @@ import (
 func TestDataVolumeUpload(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-upload")
 	ctx := context.Background()
-	disk := filepath.Join(e.c.Root(), "_output", "images", "demo-disk", "disk.img")
-	raw, err := os.ReadFile(disk)
-	if err != nil {
-		t.Fatalf("the demo disk (hack/images/build-demo-disk.sh): %v", err)
-	}
-	want := fmt.Sprintf("%x", sha256.Sum256(raw))
+	disk, raw, want := e.demoDisk()
 	qcow, rawXZ, text := uploadFiles(t, disk, raw)
 
 	dvs := e.kv.CdiV1beta1().DataVolumes(e.ns)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,13 +27,7 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 func TestDataVolumeLifecycle(t *testing.T) {
 	env := startControllers(t)
 	ctx := context.Background()
-	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := env.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
-		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env.defaultLocalPathClass()
 	env.eventually("the StorageProfile of local-path", func() (bool, error) {
 		p, err := env.admin.CdiV1beta1().StorageProfiles().Get(ctx, "local-path", metav1.GetOptions{})
 		if err != nil {
@@ -127,19 +120,7 @@ func TestDataVolumeLifecycle(t *testing.T) {
 	if err := env.kube.Tracker().Update(claimsGVR, claim, ns); err != nil {
 		t.Fatal(err)
 	}
-	setPod := func(mutate func(*corev1.Pod)) {
-		t.Helper()
-		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = p.DeepCopy()
-		p.Spec.NodeName = "node1"
-		mutate(p)
-		if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setPod := func(mutate func(*corev1.Pod)) { env.setPodOnNode(ns, "importer-fedora", "node1", mutate) }
 	setPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "importer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -28,13 +27,7 @@ import (
 func TestDataVolumeUploadLifecycle(t *testing.T) {
 	env := startControllers(t)
 	ctx := context.Background()
-	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := env.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
-		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env.defaultLocalPathClass()
 	env.eventually("the StorageProfile of local-path", func() (bool, error) {
 		p, err := env.admin.CdiV1beta1().StorageProfiles().Get(ctx, "local-path", metav1.GetOptions{})
 		return err == nil && len(p.Status.ClaimPropertySets) == 1, err
@@ -93,19 +86,7 @@ func TestDataVolumeUploadLifecycle(t *testing.T) {
 	waitPhase(cdiv1beta1.UploadScheduled)
 	claimAnnotations("the claim's upload annotations", map[string]string{datavolume.AnnUploadTarget: "", datavolume.AnnPodReady: "false"})
 
-	setPod := func(mutate func(*corev1.Pod)) {
-		t.Helper()
-		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "cdi-upload-up", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = p.DeepCopy()
-		p.Spec.NodeName = "node1"
-		mutate(p)
-		if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setPod := func(mutate func(*corev1.Pod)) { env.setPodOnNode(ns, "cdi-upload-up", "node1", mutate) }
 	setPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.PodIP = "10.88.1.9"
