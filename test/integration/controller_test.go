@@ -131,30 +131,30 @@ type controllerEnv struct {
 
 // setPodOnNode changes a pod in the fake as the scheduler and kubelet would: bound to node, then
 // mutated (status, conditions).
-func (env *controllerEnv) setPodOnNode(ns, name, node string, mutate func(*corev1.Pod)) {
-	env.t.Helper()
-	p, err := env.kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+func (e *controllerEnv) setPodOnNode(ns, name, node string, mutate func(*corev1.Pod)) {
+	e.t.Helper()
+	p, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
-		env.t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	p = p.DeepCopy()
 	p.Spec.NodeName = node
 	mutate(p)
-	if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-		env.t.Fatal(err)
+	if err := e.kube.Tracker().Update(podsGVR, p, ns); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
 // defaultLocalPathClass creates the local cluster's default StorageClass in the fake:
 // rancher.io/local-path, WaitForFirstConsumer.
-func (env *controllerEnv) defaultLocalPathClass() {
-	env.t.Helper()
+func (e *controllerEnv) defaultLocalPathClass() {
+	e.t.Helper()
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := env.kube.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
+	if _, err := e.kube.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
 		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
 		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
 	}, metav1.CreateOptions{}); err != nil {
-		env.t.Fatal(err)
+		e.t.Fatal(err)
 	}
 }
 
