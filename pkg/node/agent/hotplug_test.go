@@ -164,3 +164,27 @@ func TestMergeHotplugStatus(t *testing.T) {
 		t.Errorf("merged %+v", got)
 	}
 }
+
+// A DataVolume's disk waits for its importer's disk.img (no sparse image is made in its place),
+// then is plugged in like a claim's.
+func TestHotplugDataVolumeWaitsForImport(t *testing.T) {
+	f := newHotplugFixture(t)
+	ctx := context.Background()
+	f.vmi.Spec.Volumes[1].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "hot-dv", Hotpluggable: true}}
+	f.attachmentPod(t, corev1.PodRunning)
+	res := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l)
+	st := res.status["hot"]
+	if st.Phase != kubevirtv1.VolumePending || st.Reason != "DataVolumeNotReady" || !res.retry || st.PersistentVolumeClaimInfo.ClaimName != "hot-dv" {
+		t.Fatalf("before the import: %+v (retry %v), want Pending DataVolumeNotReady of claim hot-dv", st, res.retry)
+	}
+	img := filepath.Join(f.root, launcherpod.HotplugImage("hot"))
+	if _, err := os.Stat(img); !os.IsNotExist(err) {
+		t.Fatalf("an image was made in the DataVolume's claim: %v", err)
+	}
+	if err := os.WriteFile(img, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l).status["hot"]; st.Phase != kubevirtv1.HotplugVolumeMounted || st.Target != "vdb" {
+		t.Fatalf("after the import: %+v, want MountedToPod on vdb", st)
+	}
+}
