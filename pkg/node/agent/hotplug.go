@@ -45,7 +45,9 @@ type hotplugger struct {
 	pods corelisters.PodLister
 	// containerRoot finds the root of the attachment pod's container that shows probe.
 	containerRoot func(podUID types.UID, probe string) (string, error)
-	report        reporter
+	// devices gives launchers hotplugged block devices.
+	devices blockDevices
+	report  reporter
 }
 
 // hotplugResult is what the hotplugger found: the status of each hotplugged volume (also of
@@ -145,8 +147,7 @@ func (h *hotplugger) plug(ctx context.Context, vmi *kubevirtv1.VirtualMachineIns
 	}
 	st.Phase, st.Reason, st.Message = kubevirtv1.HotplugVolumeAttachedToNode, "AttachedToNode", "the claim is mounted on the node by "+podName
 	if pod.Annotations[launcherpod.HotplugBlockAnnotation] == "true" {
-		st.Reason, st.Message = "BlockNotSupported", "hotplugging a block-mode claim into a running guest is not supported yet; its next start attaches it"
-		return st, false
+		return h.plugBlock(ctx, vmi, l, v, disk, pod, inUse, st)
 	}
 	file, err := h.openImage(pod, v)
 	if errors.Is(err, errImportPending) {
@@ -229,6 +230,7 @@ func (h *hotplugger) unplug(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 		klog.FromContext(ctx).V(2).Info("Unplugging a disk", "volume", name, "err", err)
 		return st
 	}
+	h.takeBlock(ctx, l, name)
 	h.report.event(vmi, corev1.EventTypeNormal, EventVolumeUnplugged, fmt.Sprintf("Volume %s unplugged from the guest", name))
 	return st
 }
