@@ -45,9 +45,11 @@ type hotplugger struct {
 	pods corelisters.PodLister
 	// containerRoot finds the root of the attachment pod's container that shows probe.
 	containerRoot func(podUID types.UID, probe string) (string, error)
-	// devices gives launchers hotplugged block devices.
-	devices blockDevices
-	report  reporter
+	// devices gives launchers hotplugged block devices; processRoot finds the root of a pod's
+	// process by its command name (podfs.ProcRoots.ProcessRoot when nil).
+	devices     blockDevices
+	processRoot func(podUID types.UID, comm string) (string, error)
+	report      reporter
 }
 
 // hotplugResult is what the hotplugger found: the status of each hotplugged volume (also of

@@ -11,11 +11,13 @@ import (
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
+	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
 
 // blockDevices gives a running launcher's container a hotplugged block device and takes it
@@ -168,9 +170,9 @@ func (h *hotplugger) giveBlock(l *launcher, volume string, pod *corev1.Pod) erro
 	if err != nil {
 		return err
 	}
-	launcherRoot, err := h.containerRoot(l.podUID, launcherpod.ReadyMarker)
+	launcherRoot, err := h.qemuRoot(l.podUID)
 	if err != nil {
-		return fmt.Errorf("the launcher's container: %w", err)
+		return fmt.Errorf("the launcher's QEMU: %w", err)
 	}
 	return h.devices.give(filepath.Join(attachRoot, launcherpod.HotplugDevice(volume)), launcherRoot,
 		filepath.Base(convert.HotplugBlockNode(volume)))
@@ -182,7 +184,7 @@ func (h *hotplugger) takeBlock(ctx context.Context, l *launcher, volume string) 
 	if h.devices == nil {
 		return
 	}
-	launcherRoot, err := h.containerRoot(l.podUID, launcherpod.ReadyMarker)
+	launcherRoot, err := h.qemuRoot(l.podUID)
 	if err == nil {
 		err = h.devices.take(launcherRoot, filepath.Base(convert.HotplugBlockNode(volume)))
 	}
@@ -190,3 +192,15 @@ func (h *hotplugger) takeBlock(ctx context.Context, l *launcher, volume string) 
 		klog.FromContext(ctx).Info("Taking back a hotplugged block device", "volume", volume, "err", err)
 	}
 }
+
+// qemuRoot is /proc/<pid>/root of the launcher pod's QEMU, whose container (and cgroup) is
+// the one that opens the device.
+func (h *hotplugger) qemuRoot(podUID types.UID) (string, error) {
+	if h.processRoot == nil {
+		return podfs.ProcRoots{}.ProcessRoot(podUID, qemuComm)
+	}
+	return h.processRoot(podUID, qemuComm)
+}
+
+// qemuComm starts the command name of QEMU (qemu-system-x86_64, cut to 15 characters).
+const qemuComm = "qemu-system"

@@ -212,6 +212,12 @@ func TestHotplugBlock(t *testing.T) {
 	ctx := context.Background()
 	devs := &fakeDevices{}
 	f.h.devices = devs
+	f.h.processRoot = func(uid types.UID, comm string) (string, error) {
+		if uid != "launcher-uid" || comm != qemuComm {
+			return "", errors.New("no such process")
+		}
+		return filepath.Join(f.root, "launcher"), nil
+	}
 	f.attachmentPod(t, corev1.PodRunning)
 	pod, _ := corelisters.NewPodLister(f.pods).Pods("ns").Get(launcherpod.AttachmentPodName(f.vmi, "hot"))
 	pod = pod.DeepCopy()
