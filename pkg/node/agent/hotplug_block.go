@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
@@ -41,13 +42,40 @@ type blockDevices interface {
 var errNoDeviceCgroup = errors.New("plugging a block device into a running guest needs the cgroup v1 devices controller on the node")
 
 // hostDevices is blockDevices on the node: the agent shares the host's PID namespace, so
-// /proc/<pid>/root is a container's root and /proc/1/root the host's.
+// /proc/<pid>/root is a container's root.
 type hostDevices struct {
-	// cgroupRoot is the host's cgroup v1 mount, /proc/1/root/sys/fs/cgroup when empty.
+	// cgroupRoot holds the node's cgroup v1 devices hierarchy at cgroupRoot/devices. When empty,
+	// the agent mounts the hierarchy (its whole tree: its container's /sys/fs/cgroup shows only
+	// its own cgroup) at devicesCgroupMount in its own mount namespace, once.
 	cgroupRoot string
+	mount      sync.Once
+	mountErr   error
 }
 
-func (d hostDevices) give(attachDev, launcherRoot, name string) error {
+// devicesCgroupMount is where the agent mounts the devices hierarchy (under cgroupRoot/devices).
+const devicesCgroupMount = "/run/nativevirt-handler-cgroup"
+
+func (d *hostDevices) root() (string, error) {
+	if d.cgroupRoot != "" {
+		return d.cgroupRoot, nil
+	}
+	d.mount.Do(func() {
+		dir := filepath.Join(devicesCgroupMount, "devices")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			d.mountErr = err
+			return
+		}
+		if _, err := os.Stat(filepath.Join(dir, "devices.allow")); err == nil {
+			return // mounted by an earlier agent process of this container
+		}
+		if err := unix.Mount("cgroup", dir, "cgroup", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "devices"); err != nil {
+			d.mountErr = fmt.Errorf("mounting the devices cgroup hierarchy: %w (%w)", err, errNoDeviceCgroup)
+		}
+	})
+	return devicesCgroupMount, d.mountErr
+}
+
+func (d *hostDevices) give(attachDev, launcherRoot, name string) error {
 	var st unix.Stat_t
 	if err := unix.Stat(attachDev, &st); err != nil {
 		return fmt.Errorf("the claim's device: %w", err)
@@ -74,7 +102,7 @@ func (d hostDevices) give(attachDev, launcherRoot, name string) error {
 	return nil
 }
 
-func (d hostDevices) take(launcherRoot, name string) error {
+func (d *hostDevices) take(launcherRoot, name string) error {
 	node := filepath.Join(launcherRoot, "dev", name)
 	var st unix.Stat_t
 	if err := unix.Stat(node, &st); errors.Is(err, os.ErrNotExist) {
@@ -93,10 +121,10 @@ func (d hostDevices) take(launcherRoot, name string) error {
 
 // rule writes "b MAJOR:MINOR rw" (allow) or "rwm" (deny) to the devices controller of the
 // cgroup of the process whose root is root (/proc/<pid>/root: its cgroup file is beside).
-func (d hostDevices) rule(root, file string, rdev uint64) error {
-	cgroupRoot := d.cgroupRoot
-	if cgroupRoot == "" {
-		cgroupRoot = "/proc/1/root/sys/fs/cgroup"
+func (d *hostDevices) rule(root, file string, rdev uint64) error {
+	cgroupRoot, err := d.root()
+	if err != nil {
+		return err
 	}
 	rel, err := devicesCgroup(filepath.Join(filepath.Dir(root), "cgroup"))
 	if err != nil {
