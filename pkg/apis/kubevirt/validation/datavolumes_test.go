@@ -66,9 +66,16 @@ func TestValidateDataVolumeTemplates(t *testing.T) {
 			vm.Spec.DataVolumeTemplates = nil
 			vm.Spec.Template.Spec.Volumes[0].DataVolume.Name = ""
 		}, []string{"Required:spec.template.spec.volumes[0].dataVolume.name"}},
-		{"hotpluggable", func(vm *kubevirtv1.VirtualMachine) {
+		{"hotpluggable on a sata disk", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable = true
-		}, []string{"Forbidden:spec.template.spec.volumes[0].dataVolume.hotpluggable"}},
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: vm.Spec.Template.Spec.Volumes[0].Name,
+				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSATA}}}}
+		}, []string{"Invalid:spec.template.spec.domain.devices.disks[0].disk.bus"}},
+		{"hotpluggable on a virtio disk", func(vm *kubevirtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable = true
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: vm.Spec.Template.Spec.Volumes[0].Name,
+				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}}}
+		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
