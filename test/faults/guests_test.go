@@ -51,17 +51,23 @@ type guests struct {
 	all map[string]guest
 }
 
-// demoVM is the project's demo VM (artifacts/examples/vm-demo.yaml) named name with strategy.
+// demoVM is the project's demo VM (artifacts/examples/vm-demo.yaml) named name with strategy;
+// the file is read once (the writer calls this from its goroutine: it must not fail there).
 func (e *env) demoVM(name string, strategy kubevirtv1.VirtualMachineRunStrategy) *kubevirtv1.VirtualMachine {
 	e.t.Helper()
-	raw, err := os.ReadFile(filepath.Join(e.c.Root(), "artifacts", "examples", "vm-demo.yaml"))
-	if err != nil {
-		e.t.Fatal(err)
+	e.demoOnce.Do(func() {
+		raw, err := os.ReadFile(filepath.Join(e.c.Root(), "artifacts", "examples", "vm-demo.yaml"))
+		if err != nil {
+			e.demoErr = err
+			return
+		}
+		e.demo = &kubevirtv1.VirtualMachine{}
+		e.demoErr = yaml.Unmarshal(raw, e.demo)
+	})
+	if e.demoErr != nil {
+		e.t.Fatal(e.demoErr)
 	}
-	vm := &kubevirtv1.VirtualMachine{}
-	if err := yaml.Unmarshal(raw, vm); err != nil {
-		e.t.Fatal(err)
-	}
+	vm := e.demo.DeepCopy()
 	vm.Name, vm.Namespace = name, e.ns
 	vm.Labels = map[string]string{"app": "faults"}
 	vm.Spec.Template.ObjectMeta.Labels = map[string]string{"kubevirt.io/vm": name}

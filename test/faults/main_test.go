@@ -27,6 +27,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
@@ -97,6 +99,10 @@ type env struct {
 	ns   string
 	kv   *versioned.Clientset
 	kube *kubernetes.Clientset
+
+	demoOnce sync.Once
+	demo     *kubevirtv1.VirtualMachine
+	demoErr  error
 }
 
 // newEnv deploys NativeVirt (once per binary) and makes a namespace for t, deleted at its end.

@@ -18,7 +18,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -217,14 +216,19 @@ func TestNodeLoss(t *testing.T) {
 	if err := kill(kubelet); err != nil {
 		t.Fatal(err)
 	}
+	agents := 0
 	for _, p := range e.componentPods("handler") {
 		if p.Spec.NodeName == lost {
 			for _, a := range podProcs(p.UID, "nativevirt-hand") {
 				if err := kill(a); err != nil {
 					t.Fatal(err)
 				}
+				agents++
 			}
 		}
+	}
+	if agents == 0 {
+		t.Fatalf("no node agent process found on %s", lost)
 	}
 	t.Logf("killed -9 kubelet-%s %s and its node agent", lost, kubelet)
 	step := func(what string, cond func() (bool, error)) time.Duration {
@@ -260,16 +264,27 @@ func TestNodeLoss(t *testing.T) {
 	// 2. The node dies (its pods' processes are killed, as a power cut would) and the operator
 	// says so with the out-of-service taint.
 	killed := 0
-	for _, p := range scanProcs() {
-		if p.underCgroup(podsCg) && kill(p.proc) == nil {
-			killed++
+	for pass := 0; pass < 3; pass++ {
+		for _, p := range scanProcs() {
+			if p.underCgroup(podsCg) && kill(p.proc) == nil {
+				killed++
+			}
 		}
+		time.Sleep(time.Second)
 	}
 	t.Logf("killed -9 the %d processes under %s (the pods of %s)", killed, podsCg, lost)
-	n := node()
-	n.Spec.Taints = append(n.Spec.Taints, outOfServiceTaint)
-	if _, err := e.kube.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range onLost {
+		if alive(g.all[name].QEMU) {
+			t.Fatalf("QEMU of %s (%s) survived", name, g.all[name].QEMU)
+		}
+	}
+	if err := poll(time.Minute, time.Second, func() (bool, error) {
+		n := node()
+		n.Spec.Taints = append(n.Spec.Taints, outOfServiceTaint)
+		_, err := e.kube.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("tainting %s out of service: %v", lost, err)
 	}
 	tainted := time.Since(t0)
 	podsGone := step("the launcher pods of the lost guests gone", func() (bool, error) {
@@ -355,26 +370,34 @@ func reasons(tl *timeline, g *guests, names []string) string {
 	return strings.Join(out, ", ")
 }
 
-// restoreNode brings the lost node back: its kubelet starts again (the node agent's pod with
-// it), the taint goes, and the node is healthy again.
+// restoreNode brings the lost node back: the out-of-service taint goes, its kubelet starts
+// again (hack/cluster/node-proc.sh waits until the node is Ready and untainted), the node
+// agent's pod with it, and the node is healthy again.
 func (e *env) restoreNode(name string, idx int) {
 	ctx, cancel := context.WithTimeout(context.Background(), lossTimeout)
 	defer cancel()
-	if err := e.c.Run(ctx, "hack/cluster/node-proc.sh", strconv.Itoa(idx), "kubelet"); err != nil {
-		e.t.Errorf("restarting kubelet-%s: %v", name, err)
-	}
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"taints": []corev1.Taint{}}})
-	if n, err := e.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+	if err := poll(time.Minute, time.Second, func() (bool, error) {
+		n, err := e.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
 		var keep []corev1.Taint
 		for _, tt := range n.Spec.Taints {
 			if tt.Key != outOfServiceTaint.Key {
 				keep = append(keep, tt)
 			}
 		}
-		patch, _ = json.Marshal(map[string]any{"spec": map[string]any{"taints": keep}})
-	}
-	if _, err := e.kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if len(keep) == len(n.Spec.Taints) {
+			return true, nil
+		}
+		n.Spec.Taints = keep
+		_, err = e.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err == nil, err
+	}); err != nil {
 		e.t.Errorf("removing the out-of-service taint of %s: %v", name, err)
+	}
+	if err := e.c.Run(ctx, "hack/cluster/node-proc.sh", strconv.Itoa(idx), "kubelet"); err != nil {
+		e.t.Errorf("restarting kubelet-%s: %v", name, err)
 	}
 	if err := poll(lossTimeout, time.Second, func() (bool, error) { return e.nodeHealthy(name) }); err != nil {
 		e.t.Errorf("node %s not healthy again: %v", name, err)
