@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -87,12 +88,26 @@ func (e *env) startProbe() *apiProbe {
 // result stops the probe: failed reads, and how long after t0 the API answered again (0 when
 // it never stopped answering).
 func (p *apiProbe) result(t0 time.Time) (int, time.Duration) {
+	// A probe that saw failures keeps probing until it sees the API answer again.
+	deadline := time.Now().Add(backTimeout)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		waiting := p.failures > 0 && p.backAt.IsZero()
+		p.mu.Unlock()
+		if !waiting {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	close(p.stop)
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.failures == 0 {
 		return 0, 0
+	}
+	if p.backAt.IsZero() {
+		return p.failures, -1
 	}
 	return p.failures, p.backAt.Sub(t0)
 }
@@ -109,14 +124,14 @@ func TestFaults(t *testing.T) {
 	time.Sleep(5 * time.Second) // some acknowledged writes before the first fault
 
 	var faults []fault
-	faults = append(faults, e.podKillFaults("apiserver", "nativevirt-apis", "nativevirt-apiserver")...)
+	faults = append(faults, e.podKillFaults("apiserver", "nativevirt-apis", "nativevirt-apiserver", e.apiAnswers)...)
 	// The HA installation (make run HA=1) runs etcd members of its own: kill one; the others
 	// keep quorum and it rejoins. The default installation's etcd is embedded in the apiserver.
-	if etcd := e.podKillFaults("etcd", "etcd", "an etcd member"); len(etcd) > 0 {
+	if etcd := e.podKillFaults("etcd", "etcd", "an etcd member", e.apiAnswers); len(etcd) > 0 {
 		faults = append(faults, etcd[0])
 	}
 	faults = append(faults, e.leaderFault())
-	agents := e.podKillFaults("handler", "nativevirt-hand", "the node agent")
+	agents := e.podKillFaults("handler", "nativevirt-hand", "the node agent", e.agentBeats)
 	if quick() {
 		agents = agents[:1]
 	}
@@ -196,8 +211,11 @@ func (e *env) apply(g *guests, w *writer, f fault) result {
 	return r
 }
 
-// converged: every node healthy and every NativeVirt pod Ready.
+// converged: the API answers, every node is healthy and every NativeVirt pod Ready.
 func (e *env) converged() (bool, error) {
+	if ok, err := e.apiAnswers(corev1.Pod{}, time.Time{}); !ok {
+		return false, fmt.Errorf("the API does not answer: %w", err)
+	}
 	nodes, err := e.kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		return false, err

@@ -27,6 +27,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	nodectl "github.com/nativevirt/nativevirt/pkg/controllers/node"
 )
 
 // nvNamespace is where NativeVirt's components run (artifacts/deploy/base).
@@ -99,17 +101,54 @@ func (e *env) killInPod(pod corev1.Pod, comm string) (func() (bool, error), erro
 	}, nil
 }
 
-// podKillFaults are one fault per pod of a component: kill -9 its process comm.
-func (e *env) podKillFaults(component, comm, what string) []fault {
+// podKillFaults are one fault per pod of a component: kill -9 its process comm. The component
+// answers again when its pod is Ready with one more restart and, when given, answers(pod,
+// killed) says so too.
+func (e *env) podKillFaults(component, comm, what string, answers func(p corev1.Pod, killed time.Time) (bool, error)) []fault {
 	var out []fault
 	for _, p := range e.componentPods(component) {
 		p := p
 		out = append(out, fault{
-			name:   fmt.Sprintf("kill -9 %s (%s on %s)", what, p.Name, p.Spec.NodeName),
-			inject: func(e *env) (func() (bool, error), error) { return e.killInPod(p, comm) },
+			name: fmt.Sprintf("kill -9 %s (%s on %s)", what, p.Name, p.Spec.NodeName),
+			inject: func(e *env) (func() (bool, error), error) {
+				killed := time.Now()
+				ready, err := e.killInPod(p, comm)
+				if err != nil || answers == nil {
+					return ready, err
+				}
+				return func() (bool, error) {
+					if ok, err := ready(); !ok {
+						return false, err
+					}
+					return answers(p, killed)
+				}, nil
+			},
 		})
 	}
 	return out
+}
+
+// apiAnswers: the aggregated API serves the namespace's VMs.
+func (e *env) apiAnswers(corev1.Pod, time.Time) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := e.kv.KubevirtV1().VirtualMachines(e.ns).List(ctx, metav1.ListOptions{Limit: 1})
+	return err == nil, err
+}
+
+// agentBeats: the node agent of the pod's node wrote its heartbeat after the kill (what the
+// node controller judges the node by).
+func (e *env) agentBeats(p corev1.Pod, killed time.Time) (bool, error) {
+	n, err := e.kube.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	raw := n.Annotations[nodectl.HeartbeatAnnotation]
+	beat, err := time.Parse(time.RFC3339, raw)
+	if err != nil || beat.Before(killed.Truncate(time.Second)) {
+		return false, fmt.Errorf("node %s: heartbeat %q older than the kill", n.Name, raw)
+	}
+	return true, nil
 }
 
 // controllerLease is the leader Lease of nativevirt-controller: the one whose holder is one of

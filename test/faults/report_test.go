@@ -36,7 +36,10 @@ func formatTable(results []result) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		api := "kept answering"
-		if r.probeFailed > 0 {
+		switch {
+		case r.probeFailed > 0 && r.apiBack < 0:
+			api = "did not answer again"
+		case r.probeFailed > 0:
 			api = secs(r.apiBack)
 		}
 		held := "yes"
