@@ -231,6 +231,13 @@ func TestNodeLoss(t *testing.T) {
 		t.Fatalf("no node agent process found on %s", lost)
 	}
 	t.Logf("killed -9 kubelet-%s %s and its node agent", lost, kubelet)
+	if leader, err := e.controllerLease(); err == nil {
+		holder := *leader.Spec.HolderIdentity
+		pod, _, _ := strings.Cut(holder, "_")
+		if p, err := e.kube.CoreV1().Pods(nvNamespace).Get(context.Background(), pod, metav1.GetOptions{}); err == nil {
+			t.Logf("controller leader: %s on %s", holder, p.Spec.NodeName)
+		}
+	}
 	step := func(what string, cond func() (bool, error)) time.Duration {
 		t.Helper()
 		e.waitFor(what, lossTimeout, cond)
@@ -313,6 +320,10 @@ func TestNodeLoss(t *testing.T) {
 			t.Errorf("instance of %s failed at %s, before its launcher pod left (%s)", name, at.UTC().Format(time.RFC3339Nano), gone.UTC().Format(time.RFC3339Nano))
 		}
 	}
+	failReasons := reasons(tl, g, onLost)
+	if leader, err := e.controllerLease(); err == nil {
+		t.Logf("controller leader now: %s (acquired %s)", *leader.Spec.HolderIdentity, leader.Spec.AcquireTime.UTC().Format(time.RFC3339))
+	}
 	killedGuests := map[string]bool{}
 	for _, name := range onLost {
 		killedGuests[name] = true
@@ -351,7 +362,7 @@ func TestNodeLoss(t *testing.T) {
 
 Writer during the loss: %d writes, %d failed. QEMU scans: %d, two processes of one VM seen: %d.
 `, lost, len(onLost), len(g.all), secs(notReady), secs(unschedulable), secs(tainted), secs(podsGone),
-		reasons(tl, g, onLost), secs(failed), other, secs(restarted), sent, failedWrites, scans, len(twice))
+		failReasons, secs(failed), other, secs(restarted), sent, failedWrites, scans, len(twice))
 	t.Logf("node loss:\n%s", table)
 	writeReport(t, "nodeloss.md", table)
 }
