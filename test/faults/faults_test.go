@@ -124,14 +124,15 @@ func TestFaults(t *testing.T) {
 	time.Sleep(5 * time.Second) // some acknowledged writes before the first fault
 
 	var faults []fault
-	faults = append(faults, e.podKillFaults("apiserver", "nativevirt-apis", "nativevirt-apiserver", e.apiAnswers)...)
-	// The HA installation (make run HA=1) runs etcd members of its own: kill one; the others
-	// keep quorum and it rejoins. The default installation's etcd is embedded in the apiserver.
-	if etcd := e.podKillFaults("etcd", "etcd", "an etcd member", e.apiAnswers); len(etcd) > 0 {
+	faults = append(faults, e.podKillFaults("nativevirt-apiserver", "nativevirt-apis", "nativevirt-apiserver", e.apiAnswers)...)
+	// The HA installation (make run HA=1) runs etcd members of its own (the StatefulSet
+	// nativevirt-etcd): kill one; the others keep quorum and it rejoins. The default
+	// installation's etcd is embedded in the apiserver.
+	if etcd := e.podKillFaults("nativevirt-etcd", "etcd", "an etcd member", e.apiAnswers); len(etcd) > 0 {
 		faults = append(faults, etcd[0])
 	}
 	faults = append(faults, e.leaderFault())
-	agents := e.podKillFaults("handler", "nativevirt-hand", "the node agent", e.agentBeats)
+	agents := e.podKillFaults("nativevirt-handler", "nativevirt-hand", "the node agent", e.agentBeats)
 	if quick() {
 		agents = agents[:1]
 	}

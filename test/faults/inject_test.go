@@ -46,11 +46,11 @@ type fault struct {
 	inject     func(e *env) (back func() (bool, error), err error)
 }
 
-// pods lists NativeVirt's pods of one component (app.kubernetes.io/component), by node.
-func (e *env) componentPods(component string) []corev1.Pod {
+// componentPods lists NativeVirt's pods of one component: app.kubernetes.io/name=NAME.
+func (e *env) componentPods(name string) []corev1.Pod {
 	e.t.Helper()
 	list, err := e.kube.CoreV1().Pods(nvNamespace).List(context.Background(), metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/component=" + component})
+		LabelSelector: "app.kubernetes.io/name=" + name})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -104,9 +104,9 @@ func (e *env) killInPod(pod corev1.Pod, comm string) (func() (bool, error), erro
 // podKillFaults are one fault per pod of a component: kill -9 its process comm. The component
 // answers again when its pod is Ready with one more restart and, when given, answers(pod,
 // killed) says so too.
-func (e *env) podKillFaults(component, comm, what string, answers func(p corev1.Pod, killed time.Time) (bool, error)) []fault {
+func (e *env) podKillFaults(name, comm, what string, answers func(p corev1.Pod, killed time.Time) (bool, error)) []fault {
 	var out []fault
-	for _, p := range e.componentPods(component) {
+	for _, p := range e.componentPods(name) {
 		p := p
 		out = append(out, fault{
 			name: fmt.Sprintf("kill -9 %s (%s on %s)", what, p.Name, p.Spec.NodeName),
@@ -281,7 +281,7 @@ func (e *env) nodeHealthy(node string) (bool, error) {
 	if !nodeReady(n) || n.Labels["kubevirt.io/schedulable"] != "true" || n.Spec.Unschedulable {
 		return false, fmt.Errorf("node %s: ready %t, schedulable label %q", node, nodeReady(n), n.Labels["kubevirt.io/schedulable"])
 	}
-	for _, p := range e.componentPods("handler") {
+	for _, p := range e.componentPods("nativevirt-handler") {
 		if p.Spec.NodeName == node {
 			if !podReady(&p) {
 				return false, fmt.Errorf("node agent %s not ready", p.Name)

@@ -141,7 +141,7 @@ func TestNodeLoss(t *testing.T) {
 	}
 	// The node to lose: one that does not run the API server (its loss would be another test).
 	api := map[string]bool{}
-	for _, p := range e.componentPods("apiserver") {
+	for _, p := range e.componentPods("nativevirt-apiserver") {
 		api[p.Spec.NodeName] = true
 	}
 	var lost, other string
@@ -217,7 +217,7 @@ func TestNodeLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	agents := 0
-	for _, p := range e.componentPods("handler") {
+	for _, p := range e.componentPods("nativevirt-handler") {
 		if p.Spec.NodeName == lost {
 			for _, a := range podProcs(p.UID, "nativevirt-hand") {
 				if err := kill(a); err != nil {
