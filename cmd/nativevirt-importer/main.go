@@ -1,4 +1,5 @@
-// Command nativevirt-importer fills a DataVolume's claim in an importer pod (pkg/importer), or
+// Command nativevirt-importer fills a DataVolume's claim in an importer pod (pkg/importer) from
+// an http(s) URL, a registry's containerDisk image, a file in the pod or nothing (blank), or
 // serves a claim's image to the importer of a clone (--serve-clone). It runs unprivileged in the
 // launcher image, which carries qemu-img.
 //
@@ -48,9 +49,11 @@ func run(args []string) int {
 	var (
 		hdrs         headers
 		url          = fs.String("url", "", "import from this http(s) URL")
+		registry     = fs.String("registry", "", "import the disk of this containerDisk image (docker://…), pulled from its registry")
+		insecure     = fs.Bool("insecure-registry", false, "with --registry: allow plain http and unverified TLS")
 		file         = fs.String("file", "", "import from this file in the pod")
 		blank        = fs.Bool("blank", false, "create a blank image")
-		secretDir    = fs.String("secret-dir", "", "basic auth: a mounted Secret with accessKeyId and secretKey")
+		secretDir    = fs.String("secret-dir", "", "credentials (basic auth): a mounted Secret with accessKeyId and secretKey")
 		headerDir    = fs.String("header-dir", "", "mounted Secrets whose values are extra headers (Name: value)")
 		certDir      = fs.String("cert-dir", "", "a mounted ConfigMap of PEM certificates to trust")
 		targetDir    = fs.String("target-dir", "", "the Filesystem claim's mount")
@@ -84,6 +87,13 @@ func run(args []string) int {
 			h.Headers = append(h.Headers, "Authorization: Bearer "+token)
 		}
 		o.HTTP = h
+	}
+	if *registry != "" {
+		r, err := registrySource(*registry, *insecure, *secretDir, *certDir)
+		if err != nil {
+			return finish(*termLog, importer.Result{}, err)
+		}
+		o.Registry = r
 	}
 	if *progress != "" {
 		mux := http.NewServeMux()
@@ -140,16 +150,9 @@ func serveUploads(ctx context.Context, listen, termLog string, o importer.Option
 // httpSource reads the credentials, headers and certificates mounted into the pod.
 func httpSource(url string, hdrs []string, secretDir, headerDir, certDir string) (*importer.HTTPSource, error) {
 	h := &importer.HTTPSource{URL: url, Headers: hdrs}
-	if secretDir != "" {
-		user, err := os.ReadFile(filepath.Join(secretDir, "accessKeyId"))
-		if err != nil {
-			return nil, err
-		}
-		pass, err := os.ReadFile(filepath.Join(secretDir, "secretKey"))
-		if err != nil {
-			return nil, err
-		}
-		h.Username, h.Password = strings.TrimSpace(string(user)), strings.TrimSpace(string(pass))
+	var err error
+	if h.Username, h.Password, err = readCredentials(secretDir); err != nil {
+		return nil, err
 	}
 	if headerDir != "" {
 		values, err := readDir(headerDir)
@@ -160,16 +163,56 @@ func httpSource(url string, hdrs []string, secretDir, headerDir, certDir string)
 			h.Headers = append(h.Headers, strings.TrimSpace(string(v)))
 		}
 	}
-	if certDir != "" {
-		certs, err := readDir(certDir)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range certs {
-			h.CACerts = append(append(h.CACerts, c...), '\n')
-		}
+	if h.CACerts, err = readCerts(certDir); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// registrySource reads the registry's credentials and certificates mounted into the pod.
+func registrySource(url string, insecure bool, secretDir, certDir string) (*importer.RegistrySource, error) {
+	r := &importer.RegistrySource{URL: url, Insecure: insecure}
+	var err error
+	if r.Username, r.Password, err = readCredentials(secretDir); err != nil {
+		return nil, err
+	}
+	if r.CACerts, err = readCerts(certDir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readCredentials reads CDI's keys of a mounted Secret: accessKeyId (the user) and secretKey
+// (the password). No directory: no credentials.
+func readCredentials(secretDir string) (user, password string, err error) {
+	if secretDir == "" {
+		return "", "", nil
+	}
+	u, err := os.ReadFile(filepath.Join(secretDir, "accessKeyId"))
+	if err != nil {
+		return "", "", err
+	}
+	p, err := os.ReadFile(filepath.Join(secretDir, "secretKey"))
+	if err != nil {
+		return "", "", err
+	}
+	return strings.TrimSpace(string(u)), strings.TrimSpace(string(p)), nil
+}
+
+// readCerts concatenates the PEM files of a mounted ConfigMap (none without a directory).
+func readCerts(certDir string) ([]byte, error) {
+	if certDir == "" {
+		return nil, nil
+	}
+	certs, err := readDir(certDir)
+	if err != nil {
+		return nil, err
+	}
+	var pem []byte
+	for _, c := range certs {
+		pem = append(append(pem, c...), '\n')
+	}
+	return pem, nil
 }
 
 // readDir reads the regular files of a mounted Secret or ConfigMap (skipping the kubelet's

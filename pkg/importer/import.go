@@ -24,11 +24,13 @@ const (
 
 // Options say what to import and where.
 type Options struct {
-	// Exactly one source: HTTP, File (a path in the pod), Reader (an upload's body), or Blank.
-	HTTP   *HTTPSource
-	File   string
-	Reader io.Reader
-	Blank  bool
+	// Exactly one source: HTTP, Registry (pulled in the pod), File (a path in the pod), Reader
+	// (an upload's body), or Blank.
+	HTTP     *HTTPSource
+	Registry *RegistrySource
+	File     string
+	Reader   io.Reader
+	Blank    bool
 	// ReaderSize is the length of Reader when known (0: unknown), for the progress.
 	ReaderSize int64
 
@@ -203,6 +205,8 @@ func open(ctx context.Context, o Options) (io.ReadCloser, int64, error) {
 	switch {
 	case o.HTTP != nil:
 		return openHTTP(ctx, o.HTTP)
+	case o.Registry != nil:
+		return openRegistry(ctx, o.Registry)
 	case o.File != "":
 		return openFile(o.File)
 	case o.Reader != nil:

@@ -2,14 +2,11 @@ package importer
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
-	"time"
 )
 
 // HTTPSource says how to fetch an image over HTTP(S).
@@ -41,14 +38,9 @@ func openHTTP(ctx context.Context, src *HTTPSource) (io.ReadCloser, int64, error
 	if src.Username != "" || src.Password != "" {
 		req.SetBasicAuth(src.Username, src.Password)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.ResponseHeaderTimeout = time.Minute
-	if len(src.CACerts) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(src.CACerts) {
-			return nil, 0, permanentf("the certConfigMap holds no PEM certificate")
-		}
-		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	transport, err := newTransport(src.CACerts, false, false)
+	if err != nil {
+		return nil, 0, err
 	}
 	resp, err := (&http.Client{Transport: transport}).Do(req)
 	if err != nil {
