@@ -1,9 +1,9 @@
 // Package datavolume populates the claims of CDI DataVolumes: for each DataVolume it creates
 // the claim (spec.pvc as given, spec.storage completed from the StorageProfile and grown by the
 // filesystem overhead) and an unprivileged importer pod (cmd/nativevirt-importer on the
-// launcher image) that fills it from an http URL, a registry image's disk on the node, a blank
-// disk, or a clone source pod serving another claim; it reports CDI's phases, progress,
-// restart count, conditions and events. A claim of a WaitForFirstConsumer class is populated
+// launcher image) that fills it from an http URL, a registry image's disk (pulled by the
+// importer, or by the node's runtime), a blank disk, or a clone source pod serving another
+// claim; it reports CDI's phases, progress, restart count, conditions and events. A claim of a WaitForFirstConsumer class is populated
 // once its first consumer is scheduled, on that consumer's node.
 package datavolume
 
@@ -84,6 +84,8 @@ type Controller struct {
 	updateStatus  func(ctx context.Context, dv *v1beta1.DataVolume) error
 	// progress asks a running importer pod how far it is ("" when it cannot tell).
 	progress func(ctx context.Context, pod *corev1.Pod) string
+	// insecureRegistries reads CDIConfig spec.insecureRegistries.
+	insecureRegistries func(ctx context.Context) ([]string, error)
 }
 
 // Informers are the caches the controller reads.
@@ -157,6 +159,16 @@ func New(kube kubernetes.Interface, client versioned.Interface, inf Informers, c
 		return err
 	}
 	c.progress = fetchProgress
+	c.insecureRegistries = func(ctx context.Context) ([]string, error) {
+		cfg, err := client.CdiV1beta1().CDIConfigs().Get(ctx, v1beta1.CDIConfigName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return cfg.Spec.InsecureRegistries, nil
+	}
 	err := wiring.Register(
 		wiring.Handler{Informer: inf.DataVolumes.Informer(), Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.queue.AddObject,

@@ -52,7 +52,12 @@ type Config struct {
 // population says what fills a claim.
 type population struct {
 	http *v1beta1.DataVolumeSourceHTTP
-	// registryImage is the image (without docker://) whose /disk is imported.
+	// registry is a registry source the importer pulls itself (pullMethod pod), from a
+	// registry listed in CDIConfig spec.insecureRegistries when insecureRegistry.
+	registry         *v1beta1.DataVolumeSourceRegistry
+	insecureRegistry bool
+	// registryImage is the image (without docker://) whose /disk is imported, pulled by the
+	// node's runtime (pullMethod node).
 	registryImage string
 	blank         bool
 	// upload: an upload server pod receives the image (uploadToken is what the proxy presents).
@@ -124,24 +129,20 @@ func importerPod(dv *v1beta1.DataVolume, plan claimPlan, pop population, cfg Con
 		args = append(args, "--file="+registryFile)
 		volumes = append(volumes, corev1.Volume{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 		inits = registryInits(pop.registryImage, cfg)
+	case pop.registry != nil:
+		r := pop.registry
+		args = append(args, "--registry="+deref(r.URL))
+		if pop.insecureRegistry {
+			args = append(args, "--insecure-registry")
+		}
+		args = mountCredentials(&c, &volumes, args, deref(r.SecretRef), deref(r.CertConfigMap))
 	case pop.http != nil:
 		h := pop.http
 		args = append(args, "--url="+h.URL)
 		for _, hdr := range h.ExtraHeaders {
 			args = append(args, "--header="+hdr)
 		}
-		if h.SecretRef != "" {
-			volumes = append(volumes, corev1.Volume{Name: "secret", VolumeSource: corev1.VolumeSource{
-				Secret: &corev1.SecretVolumeSource{SecretName: h.SecretRef}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "secret", MountPath: secretDir, ReadOnly: true})
-			args = append(args, "--secret-dir="+secretDir)
-		}
-		if h.CertConfigMap != "" {
-			volumes = append(volumes, corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: h.CertConfigMap}}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "certs", MountPath: certDir, ReadOnly: true})
-			args = append(args, "--cert-dir="+certDir)
-		}
+		args = mountCredentials(&c, &volumes, args, h.SecretRef, h.CertConfigMap)
 		for i, s := range h.SecretExtraHeaders {
 			name := fmt.Sprintf("header-%d", i)
 			volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
@@ -172,6 +173,32 @@ func importerPod(dv *v1beta1.DataVolume, plan claimPlan, pop population, cfg Con
 	}
 	pinToNode(&pod.Spec, node)
 	return pod
+}
+
+// mountCredentials mounts a source's Secret of credentials and ConfigMap of certificates (when
+// named) into the importer and returns its arguments with the flags that find them.
+func mountCredentials(c *corev1.Container, volumes *[]corev1.Volume, args []string, secret, configMap string) []string {
+	if secret != "" {
+		*volumes = append(*volumes, corev1.Volume{Name: "secret", VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "secret", MountPath: secretDir, ReadOnly: true})
+		args = append(args, "--secret-dir="+secretDir)
+	}
+	if configMap != "" {
+		*volumes = append(*volumes, corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "certs", MountPath: certDir, ReadOnly: true})
+		args = append(args, "--cert-dir="+certDir)
+	}
+	return args
+}
+
+// deref is the value of an optional string ("" when unset).
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // registryInits copy the disk out of a registry image as the node's runtime has it (KubeVirt's

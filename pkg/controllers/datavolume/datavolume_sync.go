@@ -14,6 +14,7 @@ import (
 
 	"github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/loop"
+	"github.com/nativevirt/nativevirt/pkg/importer"
 )
 
 // sync reconciles one DataVolume: its claim, its pods, its status.
@@ -153,6 +154,13 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 				return o, loop.Result{}, err
 			}
 		}
+		if pop.registry != nil {
+			insecure, err := c.insecureRegistries(ctx)
+			if err != nil {
+				return o, loop.Result{}, fmt.Errorf("reading CDIConfig spec.insecureRegistries: %w", err)
+			}
+			pop.insecureRegistry = importer.IsInsecureRegistry(*pop.registry.URL, insecure)
+		}
 		if pod, err = c.createPod(ctx, importerPod(dv, plan, pop, c.cfg, node)); err != nil {
 			return o, loop.Result{}, fmt.Errorf("creating the importer pod: %w", err)
 		}
@@ -206,7 +214,11 @@ func (c *Controller) resolveSource(dv *v1beta1.DataVolume) (population, *corev1.
 	case src.Upload != nil:
 		pop.upload = true
 	case src.Registry != nil && src.Registry.URL != nil:
-		pop.registryImage = registryImage(*src.Registry.URL)
+		if m := src.Registry.PullMethod; m != nil && *m == v1beta1.RegistryPullNode {
+			pop.registryImage = registryImage(*src.Registry.URL)
+		} else {
+			pop.registry = src.Registry
+		}
 	case src.PVC != nil:
 		claim, err := c.claims.PersistentVolumeClaims(src.PVC.Namespace).Get(src.PVC.Name)
 		if apierrors.IsNotFound(err) {

@@ -362,27 +362,28 @@ func validateRegistry(r *v1beta1.DataVolumeSourceRegistry, ct v1beta1.DataVolume
 	return registryNotSupported(r, hasURL, hasStream, path)
 }
 
-// registryNotSupported refuses what NativeVirt's registry import lacks: it reads docker://
-// images from the node's container runtime (pullMethod node) only.
+// registryNotSupported refuses what NativeVirt's registry import lacks: OpenShift image streams
+// and oci-archive:// URLs. docker:// images are pulled by the importer (pullMethod pod, the
+// default, with secretRef and certConfigMap) or by the node's container runtime (node, where
+// secretRef and certConfigMap would be ignored).
 func registryNotSupported(r *v1beta1.DataVolumeSourceRegistry, hasURL, hasStream bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if hasURL && strings.HasPrefix(*r.URL, v1beta1.RegistrySchemeOci+"://") {
-		errs = append(errs, field.Forbidden(path.Child("url"), "an oci-archive:// URL "+notSupportedYet+": use docker:// with pullMethod node"))
+		errs = append(errs, field.Forbidden(path.Child("url"), "an oci-archive:// URL "+notSupportedYet+": use a docker:// URL"))
 	}
 	if hasStream {
 		errs = append(errs, field.Forbidden(path.Child("imageStream"), "importing from an OpenShift image stream "+notSupportedYet))
 	}
-	if r.PullMethod == nil || *r.PullMethod == v1beta1.RegistryPullPod {
-		errs = append(errs, field.Forbidden(path.Child("pullMethod"),
-			"pullMethod pod (the default: the importer pulls from the registry itself) is "+notSupportedYet+
-				": set pullMethod node (the node's container runtime pulls the image)"))
-	}
-	if r.SecretRef != nil && *r.SecretRef != "" {
-		errs = append(errs, field.Forbidden(path.Child("secretRef"), "a registry secretRef (used by pullMethod pod) "+notSupportedYet+
-			": with pullMethod node the node's runtime pulls with its own credentials"))
-	}
-	if r.CertConfigMap != nil && *r.CertConfigMap != "" {
-		errs = append(errs, field.Forbidden(path.Child("certConfigMap"), "a registry certConfigMap (used by pullMethod pod) "+notSupportedYet))
+	if r.PullMethod != nil && *r.PullMethod == v1beta1.RegistryPullNode {
+		// The node's runtime pulls with its own credentials and certificates.
+		if r.SecretRef != nil && *r.SecretRef != "" {
+			errs = append(errs, field.Forbidden(path.Child("secretRef"), "a registry secretRef is used by pullMethod pod only: "+
+				"with pullMethod node the node's container runtime pulls with its own credentials"))
+		}
+		if r.CertConfigMap != nil && *r.CertConfigMap != "" {
+			errs = append(errs, field.Forbidden(path.Child("certConfigMap"), "a registry certConfigMap is used by pullMethod pod only: "+
+				"with pullMethod node the node's container runtime trusts its own certificates"))
+		}
 	}
 	return errs
 }

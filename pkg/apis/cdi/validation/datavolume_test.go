@@ -60,6 +60,11 @@ func TestValidateDataVolume(t *testing.T) {
 			PVC: pvc("1Gi", corev1.ReadWriteOnce)}},
 		{name: "registry", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("docker://quay.io/containerdisks/fedora:40"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")}},
+		{name: "registry pulled by the importer (pullMethod unset)", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			URL: ptr("docker://quay.io/containerdisks/fedora:40")}}, Storage: storage("5Gi")}},
+		{name: "registry pullMethod pod with credentials", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			URL: ptr("docker://registry.example:5000/disks/fedora@sha256:" + strings.Repeat("a", 64)), PullMethod: ptr(v1beta1.RegistryPullPod),
+			SecretRef: ptr("creds"), CertConfigMap: ptr("ca")}}, Storage: storage("5Gi")}},
 		{name: "blank", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Blank: &v1beta1.DataVolumeBlankImage{}}, Storage: storage("1Gi")}},
 		{name: "upload", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Upload: &v1beta1.DataVolumeSourceUpload{}}, Storage: storage("1Gi")}},
 		{name: "clone without a size", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{PVC: &v1beta1.DataVolumeSourcePVC{Namespace: "golden", Name: "fedora"}}, Storage: storage("")}},
@@ -69,12 +74,12 @@ func TestValidateDataVolume(t *testing.T) {
 		{name: "oci archive", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("oci-archive:///data/image.tar"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")},
 			want: []string{"spec.source.registry.url: FieldValueForbidden"}, contains: "not supported"},
-		{name: "registry pull method pod by default", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
-			URL: ptr("docker://quay.io/containerdisks/fedora:40")}}, Storage: storage("5Gi")},
-			want: []string{"spec.source.registry.pullMethod: FieldValueForbidden"}, contains: "pullMethod node"},
-		{name: "registry credentials", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+		{name: "registry image stream", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
+			ImageStream: ptr("fedora"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")},
+			want: []string{"spec.source.registry.imageStream: FieldValueForbidden"}, contains: "image stream"},
+		{name: "registry credentials with pullMethod node", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("docker://quay.io/x"), PullMethod: ptr(v1beta1.RegistryPullNode), SecretRef: ptr("creds"), CertConfigMap: ptr("ca")}}, Storage: storage("5Gi")},
-			want: []string{"spec.source.registry.secretRef: FieldValueForbidden", "spec.source.registry.certConfigMap: FieldValueForbidden"}},
+			want: []string{"spec.source.registry.secretRef: FieldValueForbidden", "spec.source.registry.certConfigMap: FieldValueForbidden"}, contains: "pullMethod pod only"},
 		{name: "snapshot", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Snapshot: &v1beta1.DataVolumeSourceSnapshot{Namespace: "golden", Name: "s"}}, Storage: storage("")},
 			want: []string{"spec.source.snapshot: FieldValueForbidden"}},
 		{name: "externally populated", spec: v1beta1.DataVolumeSpec{Storage: &v1beta1.StorageSpec{
