@@ -23,7 +23,7 @@ import (
 // is set, and returns the server.
 func newRegistry(t *testing.T, tlsServer bool, user, password string) *httptest.Server {
 	t.Helper()
-	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	if user != "" {
 		h = registrytest.BasicAuth(h, user, password)
 	}

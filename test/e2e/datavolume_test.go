@@ -29,16 +29,23 @@ const dvSize = "64Mi"
 // TestDataVolumes populates DataVolumes on the cluster's default StorageClass (local-path,
 // WaitForFirstConsumer) from an HTTP server run by the test on the pods' bridge: the demo guest
 // disk as qcow2 and as raw.gz, a blank disk, the demo containerDisk image read from the node
-// (registry, pullMethod node), and a clone of the raw.gz import into another namespace. Each
-// DataVolume's first consumer is a busybox pod that waits for disk.img and prints its checksum,
-// which must be the demo disk's. A URL that answers 404 shows why in the Running condition
-// while the importer retries; a text file Fails with "not a disk image".
+// (registry, pullMethod node), the demo disk as a containerDisk image pulled by the importer
+// from a registry run by the test on the pods' bridge (pullMethod unset; basic auth from a
+// secretRef; plain http allowed by CDIConfig spec.insecureRegistries), and a clone of the raw.gz
+// import into another namespace. Each DataVolume's first consumer is a busybox pod that waits
+// for disk.img and prints its checksum, which must be the demo disk's. A URL that answers 404
+// shows why in the Running condition while the importer retries; a text file, and a registry
+// image without /disk, Fail saying so.
 func TestDataVolumes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-dv")
 	ctx := context.Background()
 	disk, raw, want := e.demoDisk()
 	base := serveImages(t, disk, raw)
 	t.Logf("serving the demo disk (%d bytes, sha256 %s…) at %s", len(raw), want[:12], base)
+	reg := serveRegistry(t, raw)
+	allowInsecureRegistry(e, reg)
+	registryCredentials(e)
+	t.Logf("serving the demo disk as a containerDisk image at docker://%s/demo:latest", reg)
 
 	dvs := e.kv.CdiV1beta1().DataVolumes(e.ns)
 	start := time.Now()
@@ -59,17 +66,21 @@ func TestDataVolumes(t *testing.T) {
 	create("blank", cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}})
 	create("registry", cdiv1beta1.DataVolumeSource{Registry: &cdiv1beta1.DataVolumeSourceRegistry{
 		URL: ptrTo("docker://localhost/nativevirt-demo-disk:dev"), PullMethod: &node}})
+	create("registry-pod", cdiv1beta1.DataVolumeSource{Registry: &cdiv1beta1.DataVolumeSourceRegistry{
+		URL: ptrTo("docker://" + reg + "/demo:latest"), SecretRef: ptrTo(registrySecret)}})
+	create("registry-nodisk", cdiv1beta1.DataVolumeSource{Registry: &cdiv1beta1.DataVolumeSourceRegistry{
+		URL: ptrTo("docker://" + reg + "/nodisk:latest"), SecretRef: ptrTo(registrySecret)}})
 	create("broken", cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: base + "/missing.qcow2"}})
 	create("text", cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: base + "/README"}})
 
 	// Unconsumed claims of a WaitForFirstConsumer class wait.
 	waitPhase(e, dvs, "http-qcow2", cdiv1beta1.WaitForFirstConsumer)
-	for _, name := range []string{"http-qcow2", "http-rawgz", "registry", "broken", "text"} {
+	for _, name := range []string{"http-qcow2", "http-rawgz", "registry", "registry-pod", "registry-nodisk", "broken", "text"} {
 		consume(e, e.ns, name, len(raw))
 	}
 	consume(e, e.ns, "blank", 0)
 
-	for _, name := range []string{"http-qcow2", "http-rawgz", "registry"} {
+	for _, name := range []string{"http-qcow2", "http-rawgz", "registry", "registry-pod"} {
 		dv := waitPhase(e, dvs, name, cdiv1beta1.Succeeded)
 		if dv.Status.Progress != "100.0%" || condStatus(dv, cdiv1beta1.DataVolumeReady) != corev1.ConditionTrue {
 			t.Errorf("%s: progress %q, Ready %s; want 100.0%% and True", name, dv.Status.Progress, condStatus(dv, cdiv1beta1.DataVolumeReady))
@@ -95,11 +106,13 @@ func TestDataVolumes(t *testing.T) {
 	broken, _ := dvs.Get(ctx, "broken", metav1.GetOptions{})
 	r := cond(broken, cdiv1beta1.DataVolumeRunning)
 	t.Logf("broken: phase %s, restarts %d, Running=%s %s: %s", broken.Status.Phase, broken.Status.RestartCount, r.Status, r.Reason, r.Message)
-	text := waitPhase(e, dvs, "text", cdiv1beta1.Failed)
-	if r := cond(text, cdiv1beta1.DataVolumeRunning); !strings.Contains(r.Message, "not a disk image") {
-		t.Errorf("text: Running %s %q, want a message saying it is not a disk image", r.Reason, r.Message)
-	} else {
-		t.Logf("text: Failed: %s", r.Message)
+	for name, msg := range map[string]string{"text": "not a disk image", "registry-nodisk": "has no file under /disk/"} {
+		dv := waitPhase(e, dvs, name, cdiv1beta1.Failed)
+		if r := cond(dv, cdiv1beta1.DataVolumeRunning); !strings.Contains(r.Message, msg) {
+			t.Errorf("%s: Running %s %q, want a message saying %q", name, r.Reason, r.Message, msg)
+		} else {
+			t.Logf("%s: Failed: %s", name, r.Message)
+		}
 	}
 
 	// A clone into another namespace (the test's user is an admin: create datavolumes/source).
