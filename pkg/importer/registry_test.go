@@ -73,16 +73,16 @@ func TestImportRegistry(t *testing.T) {
 	needQemuImg(t)
 	raw := rawDisk(t, 2*mib)
 	qcow := qcow2Of(t, raw)
-	plain, secure := newRegistry(t, false, "", ""), newRegistry(t, true, "user", "pass")
+	plain, secure, plainAuth := newRegistry(t, false, "", ""), newRegistry(t, true, "user", "pass"), newRegistry(t, false, "user", "pass")
 	// A containerDisk whose qcow2 is in its second layer, after a layer of other files; an
 	// image of raw.gz; and an image without a disk.
 	twoLayers := image(t, []registrytest.File{{Name: "etc/os-release", Data: []byte("ID=test\n")}, {Name: "disk.img", Data: []byte("not here")}},
 		[]registrytest.File{{Name: "disk/fedora.qcow2", Data: qcow}})
 	rawGz := image(t, []registrytest.File{{Name: "./disk/disk.img.gz", Data: gz(t, raw)}})
 	noDisk := image(t, []registrytest.File{{Name: "data/disk.img", Data: raw}})
-	for _, srv := range []*httptest.Server{plain, secure} {
+	for _, srv := range []*httptest.Server{plain, secure, plainAuth} {
 		user, pass := "", ""
-		if srv == secure {
+		if srv != plain {
 			user, pass = "user", "pass"
 		}
 		push(t, srv, "demo:latest", twoLayers, user, pass)
@@ -100,6 +100,8 @@ func TestImportRegistry(t *testing.T) {
 		{"raw.gz by tag", RegistrySource{URL: "docker://" + host(plain) + "/raw:gz", Insecure: true}, "raw", 1},
 		{"https with a CA and basic auth", RegistrySource{URL: "docker://" + host(secure) + "/demo:latest",
 			Username: "user", Password: "pass", CACerts: caOf(secure)}, "qcow2", 0},
+		{"insecure http registry with basic auth", RegistrySource{URL: "docker://" + host(plainAuth) + "/demo:latest",
+			Username: "user", Password: "pass", Insecure: true}, "qcow2", 0},
 		{"insecure https (unverified)", RegistrySource{URL: "docker://" + host(secure) + "/raw:gz",
 			Username: "user", Password: "pass", Insecure: true}, "raw", 1},
 	} {
