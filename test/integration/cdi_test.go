@@ -222,6 +222,8 @@ func TestCDIRefusals(t *testing.T) {
 			http.StatusUnprocessableEntity, []string{"spec.source.http.url"}},
 		{"registry scheme", "/namespaces/default/datavolumes", head + `{"source":{"registry":{"url":"quay.io/x"}},` + storage + `}}`,
 			http.StatusUnprocessableEntity, []string{"spec.source.registry.url", "docker://"}},
+		{"registry image stream", "/namespaces/default/datavolumes", head + `{"source":{"registry":{"imageStream":"fedora","pullMethod":"node"}},` + storage + `}}`,
+			http.StatusUnprocessableEntity, []string{"spec.source.registry.imageStream", "not supported"}},
 		{"pvc and storage", "/namespaces/default/datavolumes", head + `{"source":{"blank":{}},"pvc":{"accessModes":["ReadWriteOnce"]},` + storage + `}}`,
 			http.StatusUnprocessableEntity, []string{"spec.storage", "Duplicate storage definition"}},
 		{"zero size", "/namespaces/default/datavolumes", head + `{"source":{"blank":{}},"storage":{"resources":{"requests":{"storage":"0"}}}}}`,
