@@ -2,16 +2,19 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -59,31 +62,36 @@ func serveRegistry(t *testing.T, raw []byte) string {
 }
 
 // allowInsecureRegistry lists host in the CDIConfig's spec.insecureRegistries (creating the
-// CDIConfig when there is none) and restores it when the test ends.
+// CDIConfig when the controller has not yet) and restores the list when the test ends.
 func allowInsecureRegistry(e *ctrlEnv, host string) {
 	e.t.Helper()
 	ctx := context.Background()
 	configs := e.kv.CdiV1beta1().CDIConfigs()
+	var before []string
 	old, err := configs.Get(ctx, cdiv1beta1.CDIConfigName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = configs.Create(ctx, &cdiv1beta1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: cdiv1beta1.CDIConfigName},
-			Spec: cdiv1beta1.CDIConfigSpec{InsecureRegistries: []string{host}}}, metav1.CreateOptions{})
-		e.t.Cleanup(func() { _ = configs.Delete(context.Background(), cdiv1beta1.CDIConfigName, metav1.DeleteOptions{}) })
+		_, err = configs.Create(ctx, &cdiv1beta1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: cdiv1beta1.CDIConfigName}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
 	case err == nil:
-		cfg := old.DeepCopy()
-		cfg.Spec.InsecureRegistries = append(cfg.Spec.InsecureRegistries, host)
-		_, err = configs.Update(ctx, cfg, metav1.UpdateOptions{})
-		e.t.Cleanup(func() {
-			if cur, err := configs.Get(context.Background(), cdiv1beta1.CDIConfigName, metav1.GetOptions{}); err == nil {
-				cur.Spec.InsecureRegistries = old.Spec.InsecureRegistries
-				_, _ = configs.Update(context.Background(), cur, metav1.UpdateOptions{})
-			}
-		})
+		before = old.Spec.InsecureRegistries
 	}
 	if err != nil {
+		e.t.Fatalf("CDIConfig %s: %v", cdiv1beta1.CDIConfigName, err)
+	}
+	set := func(list []string) error {
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"insecureRegistries": list}})
+		if err == nil {
+			_, err = configs.Patch(context.Background(), cdiv1beta1.CDIConfigName, types.MergePatchType, patch, metav1.PatchOptions{})
+		}
+		return err
+	}
+	if err := set(append(slices.Clone(before), host)); err != nil {
 		e.t.Fatalf("listing %s in CDIConfig spec.insecureRegistries: %v", host, err)
 	}
+	e.t.Cleanup(func() { _ = set(before) })
 }
 
 // registryCredentials creates the Secret of the test registry's credentials (CDI's keys).
