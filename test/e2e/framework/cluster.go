@@ -77,12 +77,8 @@ func New() (*Cluster, error) {
 	}
 	c := newCluster(root, os.Getenv("NV_LOCAL_DIR"), os.Getenv("NV_BIN_DIR"))
 	c.nodes = nodes
-	switch ha := os.Getenv("NV_HA"); ha {
-	case "", "0":
-	case "1":
-		c.ha = true
-	default:
-		return nil, fmt.Errorf("NV_HA=%q: want 0 or 1", ha)
+	if c.ha, err = parseHA(os.Getenv("NV_HA")); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -107,6 +103,17 @@ func parseNodes(s string) (int, error) {
 		return 0, fmt.Errorf("NV_NODES=%q: want a number of nodes, 1 or more", s)
 	}
 	return n, nil
+}
+
+// parseHA reads $NV_HA: 1 asks for the HA installation, 0 or empty for the default one.
+func parseHA(s string) (bool, error) {
+	switch s {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, fmt.Errorf("NV_HA=%q: want 0 or 1", s)
 }
 
 // findRoot walks up from dir to the directory whose go.mod declares modulePath.
