@@ -110,9 +110,21 @@ nv_step "node agent PKI"
 
 if [[ $HA == 1 ]]; then
 	# As the production overlay says: etcd-certs.sh makes the CA, the members' peer and serving
-	# certificates and the API servers' client certificate (an existing CA is reused).
+	# certificates and the API servers' client certificate (an existing CA is reused). Only when
+	# one is missing or expires within 30 days: new certificates roll the members and API servers.
 	nv_step "etcd certificates (etcd-certs.sh)"
-	"$NV_ROOT/artifacts/deploy/overlays/production/etcd-certs.sh" "$ETCD_CERTS" | sed 's/^/etcd-certs: /'
+	etcd_certs_current() {
+		local f
+		for f in ca peer server client; do
+			[[ -s $ETCD_CERTS/$f.crt && -s $ETCD_CERTS/$f.key ]] || return 1
+			openssl x509 -noout -checkend $((30 * 86400)) -in "$ETCD_CERTS/$f.crt" >/dev/null || return 1
+		done
+	}
+	if etcd_certs_current; then
+		nv_log "the certificates in $ETCD_CERTS are current"
+	else
+		"$NV_ROOT/artifacts/deploy/overlays/production/etcd-certs.sh" "$ETCD_CERTS" | sed 's/^/etcd-certs: /'
+	fi
 fi
 
 nv_step "generate the overlay ($OVERLAY)"
