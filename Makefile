@@ -40,11 +40,11 @@ verify: deps ## gofmt, go vet, staticcheck, shellcheck (hack/*.sh) and generated
 	hack/verify.sh
 
 .PHONY: test
-test: test-unit test-integration test-e2e test-e2e-ha ## All tests: unit, integration, e2e (default and HA installation).
+test: test-unit test-integration test-e2e test-e2e-ha test-faults-quick ## All tests: unit, integration, e2e (default and HA installation), the short fault suite.
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests (no servers).
-	$(GO) test $(GOFLAGS) -count=1 $$($(GO) list ./... | grep -v -E '/test/(integration|e2e)')
+	$(GO) test $(GOFLAGS) -count=1 $$($(GO) list ./... | grep -v -E '/test/(integration|e2e|faults)')
 
 .PHONY: test-integration
 test-integration: ## Integration tests: real server in-process with a real embedded etcd.

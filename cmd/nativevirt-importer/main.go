@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -58,7 +59,8 @@ func run(args []string) int {
 		imageSize    = fs.Int64("image-size", 0, "the usable size of the image in bytes")
 		progress     = fs.String("progress-listen", ":8090", "serve GET /progress here (empty: no)")
 		serveClone   = fs.String("serve-clone", "", "serve this image to a clone's importer instead (token: $NATIVEVIRT_CLONE_TOKEN)")
-		listen       = fs.String("listen", ":8443", "with --serve-clone: the address to serve on")
+		serveUpload  = fs.Bool("serve-upload", false, "receive the image from the upload proxy (token: $NATIVEVIRT_UPLOAD_TOKEN)")
+		listen       = fs.String("listen", ":8443", "with --serve-clone or --serve-upload: the address to serve on")
 		termLog      = fs.String("termination-log", "/dev/termination-log", "where the outcome goes")
 	)
 	fs.Var(&hdrs, "header", "an extra request header \"Name: value\" (repeatable)")
@@ -90,8 +92,49 @@ func run(args []string) int {
 		go func() { _ = srv.ListenAndServe() }()
 		defer func() { _ = srv.Close() }()
 	}
+	if *serveUpload {
+		return serveUploads(ctx, *listen, *termLog, o)
+	}
 	res, err := importer.Run(ctx, o)
 	return finish(*termLog, res, err)
+}
+
+// serveUploads receives uploads until one completes or fails for good (an interrupted one may
+// be repeated), then ends with its outcome.
+func serveUploads(ctx context.Context, listen, termLog string, o importer.Options) int {
+	token := os.Getenv("NATIVEVIRT_UPLOAD_TOKEN")
+	if token == "" {
+		fmt.Fprintln(os.Stderr, "nativevirt-importer: --serve-upload needs $NATIVEVIRT_UPLOAD_TOKEN")
+		return 2
+	}
+	up := &importer.UploadServer{Token: token, Import: func(ctx context.Context, r io.Reader, size int64) (importer.Result, error) {
+		opts := o
+		opts.Reader, opts.ReaderSize = r, size
+		res, err := importer.Run(ctx, opts)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nativevirt-importer: upload: %v\n", err)
+		}
+		return res, err
+	}}
+	srv := &http.Server{Addr: listen, Handler: up, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.ListenAndServe() }()
+	fmt.Printf("nativevirt-importer: waiting for an upload on %s\n", listen)
+	select {
+	case <-up.Done():
+		// The handler answers before Done is closed; let its response go out.
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		res, err := up.Outcome()
+		return finish(termLog, res, err)
+	case err := <-errs:
+		fmt.Fprintf(os.Stderr, "nativevirt-importer: %v\n", err)
+		return 1
+	case <-ctx.Done():
+		_ = srv.Close()
+		return finish(termLog, importer.Result{}, ctx.Err())
+	}
 }
 
 // httpSource reads the credentials, headers and certificates mounted into the pod.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
@@ -39,6 +40,9 @@ type ExtraConfig struct {
 	// UploadTokenKey signs the tokens of UploadTokenRequests; the upload proxy verifies them with
 	// the same key. Zero: a key is generated when the server is built (one replica only).
 	UploadTokenKey uploadtoken.Key
+	// UploadProxyAddress is where CDI's upload proxy listens (HTTPS, the serving certificate);
+	// empty: no upload proxy.
+	UploadProxyAddress string
 }
 
 // Config is the whole server configuration.
@@ -107,6 +111,15 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	if err := installCDIGroups(generic, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, key); err != nil {
 		return nil, err
+	}
+	if addr := c.ExtraConfig.UploadProxyAddress; addr != "" {
+		var cert dynamiccertificates.CertKeyContentProvider
+		if c.GenericConfig.SecureServing != nil {
+			cert = c.GenericConfig.SecureServing.Cert
+		}
+		if err := installUploadProxy(generic, addr, cert, key, c.ExtraConfig.KubeClient); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

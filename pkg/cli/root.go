@@ -1,7 +1,7 @@
 // Package cli is the `nativevirt` command (also usable as the kubectl plugin `kubectl
 // nativevirt` when installed as kubectl-nativevirt): VM lifecycle actions, migrate and
-// migrate-cancel, pause/unpause, the serial console, a local VNC proxy and expose (a Service for
-// a VM). It calls the subresources.kubevirt.io/v1 paths (and, for migrate-cancel, the
+// migrate-cancel, pause/unpause, the serial console, a local VNC proxy, expose (a Service for
+// a VM) and image-upload (a local disk image into a DataVolume, through CDI's upload proxy). It calls the subresources.kubevirt.io/v1 paths (and, for migrate-cancel, the
 // migrations; for expose, the objects and Services) exactly as KubeVirt's virtctl does, so it
 // works against KubeVirt as well as NativeVirt.
 package cli
@@ -86,7 +86,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 		Use:   name,
 		Short: "Control NativeVirt (and KubeVirt) virtual machines",
 		Long: name + " starts, stops, restarts, migrates, pauses and unpauses virtual machines, opens their " +
-			"serial console or a local VNC proxy and exposes them as Services. It talks to the " +
+			"serial console or a local VNC proxy, exposes them as Services and uploads disk images into DataVolumes. It talks to the " +
 			"subresources.kubevirt.io API, like virtctl. " +
 			"Installed as kubectl-nativevirt it is the kubectl plugin `kubectl nativevirt`.",
 		SilenceUsage:  true,
@@ -102,7 +102,7 @@ func NewCommand(argv0 string, streams IOStreams) *cobra.Command {
 	root.AddCommand(
 		newStartCommand(o), newStopCommand(o), newRestartCommand(o), newMigrateCommand(o), newMigrateCancelCommand(o),
 		newPauseCommand(o, "pause"), newPauseCommand(o, "unpause"), newSoftRebootCommand(o),
-		newAddVolumeCommand(o), newRemoveVolumeCommand(o),
+		newAddVolumeCommand(o), newRemoveVolumeCommand(o), newImageUploadCommand(o),
 		newConsoleCommand(o), newVNCCommand(o), newPortForwardCommand(o), newExpandCommand(o), newExposeCommand(o),
 		newGuestAgentCommand(o, "guestosinfo", "guestosinfo", "Print what the guest agent of a running instance reports"),
 		newGuestAgentCommand(o, "userlist", "userlist", "Print the users logged in to a running instance's guest"),

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
@@ -27,7 +29,7 @@ func newAddVolumeCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "addvolume NAME --volume-name=CLAIM",
 		Short: "Hotplug a persistent volume claim into a running instance (or, with --persist, its VM)",
-		Long: "Hotplug the claim named by --volume-name into the running instance NAME as a disk on the " +
+		Long: "Hotplug the DataVolume or claim named by --volume-name into the running instance NAME as a disk on the " +
 			"scsi (default) or virtio bus. With --persist the VM NAME keeps the volume in its template, and " +
 			"the running instance gets it from there; a halted VM gets it at its next start.",
 		Args: cobra.ExactArgs(1),
@@ -41,10 +43,19 @@ func newAddVolumeCommand(o *options) *cobra.Command {
 			}
 			disk := &kubevirtv1.Disk{Name: volume, Serial: serial, Cache: kubevirtv1.DriverCache(cache),
 				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(bus)}}}
-			src := &kubevirtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
-				PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: volume}}
-			body := &kubevirtv1.AddVolumeOptions{Name: volume, Disk: disk, DryRun: dryRunList(dryRun),
-				VolumeSource: &kubevirtv1.HotplugVolumeSource{PersistentVolumeClaim: src}}
+			// As virtctl: a DataVolume of that name is the source, else the claim.
+			src := &kubevirtv1.HotplugVolumeSource{}
+			isDV, err := c.dataVolumeExists(cmd.Context(), volume)
+			switch {
+			case err != nil:
+				return fmt.Errorf("error looking up DataVolume %s: %w", volume, err)
+			case isDV:
+				src.DataVolume = &kubevirtv1.DataVolumeSource{Name: volume, Hotpluggable: true}
+			default:
+				src.PersistentVolumeClaim = &kubevirtv1.PersistentVolumeClaimVolumeSource{Hotpluggable: true,
+					PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: volume}}
+			}
+			body := &kubevirtv1.AddVolumeOptions{Name: volume, Disk: disk, DryRun: dryRunList(dryRun), VolumeSource: src}
 			resource, kind := volumeTarget(persist)
 			if err := c.put(cmd.Context(), resource, args[0], "addvolume", body); err != nil {
 				return fmt.Errorf("error adding volume %s to %s %s: %w", volume, kind, args[0], err)
@@ -102,4 +113,16 @@ func dryRunSuffix(dryRun bool) string {
 		return " (dry run)"
 	}
 	return ""
+}
+
+// dataVolumeExists reports whether the namespace has a DataVolume of that name.
+func (c *client) dataVolumeExists(ctx context.Context, name string) (bool, error) {
+	err := c.rest.Get().AbsPath("/apis/cdi.kubevirt.io/v1beta1/namespaces", c.namespace, "datavolumes", name).Do(ctx).Error()
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
 }

@@ -24,10 +24,13 @@ const (
 
 // Options say what to import and where.
 type Options struct {
-	// Exactly one source: HTTP, File (a path in the pod), or Blank.
-	HTTP  *HTTPSource
-	File  string
-	Blank bool
+	// Exactly one source: HTTP, File (a path in the pod), Reader (an upload's body), or Blank.
+	HTTP   *HTTPSource
+	File   string
+	Reader io.Reader
+	Blank  bool
+	// ReaderSize is the length of Reader when known (0: unknown), for the progress.
+	ReaderSize int64
 
 	// TargetDir is the mount of a Filesystem claim; TargetDevice the device of a Block claim.
 	// Exactly one is set.
@@ -202,6 +205,8 @@ func open(ctx context.Context, o Options) (io.ReadCloser, int64, error) {
 		return openHTTP(ctx, o.HTTP)
 	case o.File != "":
 		return openFile(o.File)
+	case o.Reader != nil:
+		return io.NopCloser(o.Reader), o.ReaderSize, nil
 	}
 	return nil, 0, permanentf("no source to import from")
 }

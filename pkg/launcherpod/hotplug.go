@@ -62,7 +62,7 @@ func HotplugVolumes(vmi *kubevirtv1.VirtualMachineInstance, launcher *corev1.Pod
 	}
 	var out []kubevirtv1.Volume
 	for _, v := range vmi.Spec.Volumes {
-		if kubevirtv1.IsHotpluggableVolume(&v) && v.PersistentVolumeClaim != nil && !inPod[v.Name] {
+		if kubevirtv1.IsHotpluggableVolume(&v) && !inPod[v.Name] {
 			out = append(out, v)
 		}
 	}
@@ -79,19 +79,34 @@ func AttachmentPodName(vmi *kubevirtv1.VirtualMachineInstance, volume string) st
 	return name[:50] + "-" + hex.EncodeToString(sum[:6])
 }
 
-// RenderAttachmentPod builds the attachment pod of the volume (a persistentVolumeClaim) of the
-// instance running on node.
+// HotplugClaim is the claim of a hotplugged volume (a persistentVolumeClaim, or a dataVolume
+// whose claim CDI names as the DataVolume) and whether the volume is read-only; "" for other
+// volumes.
+func HotplugClaim(vol *kubevirtv1.Volume) (claim string, readOnly bool) {
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		return vol.PersistentVolumeClaim.ClaimName, vol.PersistentVolumeClaim.ReadOnly
+	case vol.DataVolume != nil:
+		return vol.DataVolume.Name, false
+	}
+	return "", false
+}
+
+// RenderAttachmentPod builds the attachment pod of the volume (a persistentVolumeClaim or a
+// dataVolume) of the instance running on node. The pod of a DataVolume may be its claim's first
+// consumer (WaitForFirstConsumer); the node agent plugs the disk in once the import has put the
+// image in place.
 func RenderAttachmentPod(vmi *kubevirtv1.VirtualMachineInstance, vol *kubevirtv1.Volume, node string, cfg Config) (*corev1.Pod, error) {
-	if vol.PersistentVolumeClaim == nil {
-		return nil, fmt.Errorf("volume %s: only claims are hotplugged", vol.Name)
+	claimName, readOnly := HotplugClaim(vol)
+	if claimName == "" {
+		return nil, fmt.Errorf("volume %s: only claims and DataVolumes are hotplugged", vol.Name)
 	}
 	if cfg.Claims == nil {
 		return nil, fmt.Errorf("persistent volume claims are not available to this controller")
 	}
-	claim := vol.PersistentVolumeClaim
-	pvc, err := cfg.Claims(vmi.Namespace, claim.ClaimName)
+	pvc, err := cfg.Claims(vmi.Namespace, claimName)
 	if err != nil {
-		return nil, fmt.Errorf("volume %s: claim %s: %w: %w", vol.Name, claim.ClaimName, ErrClaimPending, err)
+		return nil, fmt.Errorf("volume %s: claim %s: %w: %w", vol.Name, claimName, ErrClaimPending, err)
 	}
 	container := corev1.Container{
 		Name:            hotplugContainer,
@@ -113,7 +128,7 @@ func RenderAttachmentPod(vmi *kubevirtv1.VirtualMachineInstance, vol *kubevirtv1
 	if block {
 		container.VolumeDevices = []corev1.VolumeDevice{{Name: vol.Name, DevicePath: HotplugDevice(vol.Name)}}
 	} else {
-		container.VolumeMounts = []corev1.VolumeMount{{Name: vol.Name, MountPath: path.Join(HotplugMountDir, vol.Name), ReadOnly: claim.ReadOnly}}
+		container.VolumeMounts = []corev1.VolumeMount{{Name: vol.Name, MountPath: path.Join(HotplugMountDir, vol.Name), ReadOnly: readOnly}}
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -141,7 +156,7 @@ func RenderAttachmentPod(vmi *kubevirtv1.VirtualMachineInstance, vol *kubevirtv1
 				}}},
 			}},
 			Volumes: []corev1.Volume{{Name: vol.Name, VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.ClaimName, ReadOnly: claim.ReadOnly},
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName, ReadOnly: readOnly},
 			}}},
 		},
 	}

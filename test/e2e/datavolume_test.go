@@ -36,12 +36,7 @@ const dvSize = "64Mi"
 func TestDataVolumes(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-dv")
 	ctx := context.Background()
-	disk := filepath.Join(e.c.Root(), "_output", "images", "demo-disk", "disk.img")
-	raw, err := os.ReadFile(disk)
-	if err != nil {
-		t.Fatalf("the demo disk (hack/images/build-demo-disk.sh): %v", err)
-	}
-	want := fmt.Sprintf("%x", sha256.Sum256(raw))
+	disk, raw, want := e.demoDisk()
 	base := serveImages(t, disk, raw)
 	t.Logf("serving the demo disk (%d bytes, sha256 %s…) at %s", len(raw), want[:12], base)
 
@@ -123,6 +118,18 @@ func TestDataVolumes(t *testing.T) {
 	t.Logf("clone Succeeded in %s: %s", time.Since(cloneStart).Round(time.Second), successEvent(e, target, "clone"))
 	out, _ := e.c.Kubectl("get", "dv", "-n", e.ns)
 	t.Logf("$ kubectl get dv\n%s", out)
+}
+
+// demoDisk reads the demo guest's raw disk image from the build outputs: its path, its bytes
+// and their sha256 in hex.
+func (e *ctrlEnv) demoDisk() (path string, raw []byte, sum string) {
+	e.t.Helper()
+	path = filepath.Join(e.c.Root(), "_output", "images", "demo-disk", "disk.img")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatalf("the demo disk (hack/images/build-demo-disk.sh): %v", err)
+	}
+	return path, raw, fmt.Sprintf("%x", sha256.Sum256(raw))
 }
 
 // serveImages serves the demo disk on the pods' bridge address: /demo.qcow2 (converted with

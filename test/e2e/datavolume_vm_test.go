@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -83,11 +81,7 @@ func TestVMDataVolumeTemplates(t *testing.T) {
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
 	ctx := context.Background()
 	e.gcObserved()
-	disk := filepath.Join(e.c.Root(), "_output", "images", "demo-disk", "disk.img")
-	raw, err := os.ReadFile(disk)
-	if err != nil {
-		t.Fatalf("the demo disk (hack/images/build-demo-disk.sh): %v", err)
-	}
+	disk, raw, _ := e.demoDisk()
 	base := serveImages(t, disk, raw)
 
 	statuses := printableStatuses(t, e, demoVM)

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 )
 
@@ -43,7 +44,10 @@ var bootIDRE = regexp.MustCompile(`boot=([0-9a-f-]{36})`)
 // WaitForFirstConsumer: the attachment pod is its first consumer) into the running demo guest:
 // the guest sees a new virtio disk and writes to it; the disk is unplugged and the guest sees it
 // go; plugged in again through the VM (--persist) it still holds what the guest wrote, also
-// after the node agent is killed; the guest never restarts.
+// after the node agent is killed. After the restart it is removed and two more come, both
+// virtio at once: a claim into the instance only and a blank DataVolume through the VM (Pending
+// until imported; the attachment pod is its first consumer). The guest never restarts. At the
+// VM's next start the instance has the VM's DataVolume and not the instance-only claim.
 func TestHotplugVolume(t *testing.T) {
 	e := newCtrlEnv(t, "e2e-hotplug")
 	f := &flow{ctrlEnv: e, cli: newNVCLI(t, e.c, e.ns)}
@@ -58,6 +62,18 @@ func TestHotplugVolume(t *testing.T) {
 		},
 	}
 	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pvc.Name = "hot2"
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dv := &cdiv1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "hotdv"}, Spec: cdiv1beta1.DataVolumeSpec{
+		Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+		Storage: &cdiv1beta1.StorageSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(dvSize)}}},
+	}}
+	if _, err := e.kv.CdiV1beta1().DataVolumes(e.ns).Create(ctx, dv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	vm := e.demoVM(kubevirtv1.RunStrategyAlways)
@@ -117,12 +133,44 @@ func TestHotplugVolume(t *testing.T) {
 	f.cli.run("removevolume", demoVM, "--volume-name=hot", "--persist")
 	f.guestDiskGone(s, "nvhot")
 
+	// After the agent's restart: two more virtio disks at once (spare PCIe root ports), a claim
+	// into the instance only and a DataVolume (its import waits for its first consumer, the
+	// attachment pod) through the VM.
+	f.cli.run("addvolume", demoVM, "--volume-name=hot2", "--serial=nvhot2", "--bus=virtio")
+	f.cli.run("addvolume", demoVM, "--volume-name=hotdv", "--serial=nvhotdv", "--bus=virtio", "--persist")
+	if v := e.vm(demoVM); !hasVolumeNamed(v.Spec.Template.Spec.Volumes, "hotdv") || hasVolumeNamed(v.Spec.Template.Spec.Volumes, "hot2") {
+		t.Errorf("VM template volumes %v, want hotdv and not hot2", v.Spec.Template.Spec.Volumes)
+	}
+	f.volumeReady(demoVM, "hot2")
+	f.volumeReady(demoVM, "hotdv")
+	waitPhase(e, e.kv.CdiV1beta1().DataVolumes(e.ns), "hotdv", cdiv1beta1.Succeeded)
+	for _, serial := range []string{"nvhot2", "nvhotdv"} {
+		dev := f.guestDisk(s, serial)
+		m := fmt.Sprintf("nv-%s-%d", serial, rand.IntN(1<<30))
+		s.send(fmt.Sprintf("echo %s > /dev/%s && sync && echo written-$((2+1))", m, dev))
+		if s.expect(regexp.MustCompile(`(?m)^written-3`), time.Minute, false) == nil {
+			t.Fatalf("writing to /dev/%s failed:\n%s", dev, s.all())
+		}
+		f.guestReads(s, dev, m)
+	}
+
 	if got := bootID(); got != boot {
 		t.Errorf("the guest restarted: boot id %s, was %s", got, boot)
 	}
 	if v, err := f.vmi(demoVM); err != nil || v.UID != vmi.UID {
 		t.Errorf("the instance was replaced: %v", err)
 	}
+
+	// The VM's next start: the VM's hotplugged DataVolume is the launcher's, the instance-only
+	// claim is gone with the old instance.
+	s.close()
+	f.cli.run("restart", demoVM)
+	next, _ := f.running(demoVM, vmi.UID)
+	if !hasVolumeNamed(next.Spec.Volumes, "hotdv") || hasVolumeNamed(next.Spec.Volumes, "hot2") {
+		t.Errorf("after the restart the instance has volumes %v, want hotdv and not hot2", next.Spec.Volumes)
+	}
+	s = f.promptedConsole(demoVM)
+	f.guestDisk(s, "nvhotdv")
 }
 
 // promptedConsole opens a console session that shows the guest's shell prompt, retrying a

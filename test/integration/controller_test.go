@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/controllers/app"
+	"github.com/nativevirt/nativevirt/pkg/controllers/datavolume"
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/test/integration/framework"
@@ -125,6 +127,35 @@ type controllerEnv struct {
 	apiLog  *requestLog
 	kube    *kubefake.Clientset
 	kubeLog *kubeWrites
+}
+
+// setPodOnNode changes a pod in the fake as the scheduler and kubelet would: bound to node, then
+// mutated (status, conditions).
+func (e *controllerEnv) setPodOnNode(ns, name, node string, mutate func(*corev1.Pod)) {
+	e.t.Helper()
+	p, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p = p.DeepCopy()
+	p.Spec.NodeName = node
+	mutate(p)
+	if err := e.kube.Tracker().Update(podsGVR, p, ns); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// defaultLocalPathClass creates the local cluster's default StorageClass in the fake:
+// rancher.io/local-path, WaitForFirstConsumer.
+func (e *controllerEnv) defaultLocalPathClass() {
+	e.t.Helper()
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	if _, err := e.kube.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
+		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
+	}, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // startControllers runs every controller in-process against the real apiserver (kubevirt.io)

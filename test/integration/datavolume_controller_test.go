@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,13 +27,7 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 func TestDataVolumeLifecycle(t *testing.T) {
 	env := startControllers(t)
 	ctx := context.Background()
-	wffc := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := env.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta:  metav1.ObjectMeta{Name: "local-path", Annotations: map[string]string{datavolume.AnnDefaultStorageClass: "true"}},
-		Provisioner: "rancher.io/local-path", VolumeBindingMode: &wffc,
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env.defaultLocalPathClass()
 	env.eventually("the StorageProfile of local-path", func() (bool, error) {
 		p, err := env.admin.CdiV1beta1().StorageProfiles().Get(ctx, "local-path", metav1.GetOptions{})
 		if err != nil {
@@ -127,19 +120,7 @@ func TestDataVolumeLifecycle(t *testing.T) {
 	if err := env.kube.Tracker().Update(claimsGVR, claim, ns); err != nil {
 		t.Fatal(err)
 	}
-	setPod := func(mutate func(*corev1.Pod)) {
-		t.Helper()
-		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = p.DeepCopy()
-		p.Spec.NodeName = "node1"
-		mutate(p)
-		if err := env.kube.Tracker().Update(podsGVR, p, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setPod := func(mutate func(*corev1.Pod)) { env.setPodOnNode(ns, "importer-fedora", "node1", mutate) }
 	setPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "importer", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
@@ -180,6 +161,13 @@ func TestDataVolumeLifecycle(t *testing.T) {
 	env.eventually("the importer pod's deletion", func() (bool, error) {
 		_, err := env.kube.CoreV1().Pods(ns).Get(ctx, "importer-fedora", metav1.GetOptions{})
 		return err != nil, nil
+	})
+	// CDI's events, one per phase reached, and the result with its figures.
+	env.dataVolumeEvents("fedora", map[string]string{
+		"WaitForFirstConsumer": "PVC fedora waits for its first consumer",
+		"ImportScheduled":      "Import into fedora scheduled",
+		"ImportInProgress":     "Import into fedora in progress",
+		"ImportSucceeded":      "Successfully populated PVC fedora: 1.0 MiB of qcow2",
 	})
 
 	// Immediate binding requested: no waiting for a consumer; the importer pod is the first
@@ -241,6 +229,33 @@ func TestDataVolumePermanentFailure(t *testing.T) {
 		r := condition(dv, cdiv1beta1.DataVolumeRunning)
 		return dv.Status.Phase == cdiv1beta1.Failed && r.Reason == "Error" && strings.Contains(r.Message, "not a disk image"),
 			fmt.Errorf("status %+v", dv.Status)
+	})
+	env.dataVolumeEvents("readme", map[string]string{
+		"Error": "Populating PVC readme failed: the source is text, not a disk image",
+	})
+}
+
+// dataVolumeEvents waits for the DataVolume's events of each reason, with a message beginning
+// with the one given.
+func (e *controllerEnv) dataVolumeEvents(name string, want map[string]string) {
+	e.t.Helper()
+	e.eventually("the events of DataVolume "+name, func() (bool, error) {
+		events, err := e.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		var got []string
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Kind != "DataVolume" || ev.InvolvedObject.Name != name {
+				continue
+			}
+			got = append(got, ev.Reason+": "+ev.Message)
+			if prefix, ok := want[ev.Reason]; ok && strings.HasPrefix(ev.Message, prefix) {
+				seen[ev.Reason] = true
+			}
+		}
+		return len(seen) == len(want), fmt.Errorf("events %q", got)
 	})
 }
 

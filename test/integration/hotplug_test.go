@@ -93,6 +93,24 @@ func TestHotplugVolumeSubresources(t *testing.T) {
 			if _, d := hotVolume(getVMSpec(t, c, vm), "logs"); d == nil || d.Disk == nil || d.Disk.Bus != kubevirtv1.DiskBusVirtio {
 				t.Errorf("disk logs = %+v, want a virtio disk", d)
 			}
+			// A DataVolume source: hotpluggable as a claim is; its name is required.
+			if r := put(variant, "virtualmachines", vm, "addvolume", `{"name":"dv","disk":{},"volumeSource":{"dataVolume":{"name":"dv-src"}}}`); r.code != http.StatusAccepted {
+				t.Fatalf("addvolume of a DataVolume: %d %s, want 202", r.code, r.body)
+			}
+			if v, _ := hotVolume(getVMSpec(t, c, vm), "dv"); v == nil || v.DataVolume == nil || v.DataVolume.Name != "dv-src" || !v.DataVolume.Hotpluggable {
+				t.Fatalf("VM template volume dv = %+v, want the hotpluggable DataVolume dv-src", v)
+			}
+			if r := put(variant, "virtualmachines", vm, "addvolume", `{"name":"dv2","disk":{},"volumeSource":{"dataVolume":{}}}`); r.code != http.StatusUnprocessableEntity ||
+				!strings.Contains(r.body, "volumeSource.dataVolume.name") {
+				t.Errorf("addvolume of a DataVolume without name: %d %s, want 422 naming volumeSource.dataVolume.name", r.code, r.body)
+			}
+			if r := put(variant, "virtualmachines", vm, "addvolume", `{"name":"dv3","disk":{"disk":{"bus":"sata"}},"volumeSource":{"dataVolume":{"name":"dv-3"}}}`); r.code != http.StatusUnprocessableEntity ||
+				!strings.Contains(r.body, "requires bus to be 'scsi' or 'virtio'") {
+				t.Errorf("addvolume of a DataVolume on sata: %d %s, want 422", r.code, r.body)
+			}
+			if r := put(variant, "virtualmachines", vm, "removevolume", `{"name":"dv"}`); r.code != http.StatusAccepted {
+				t.Fatalf("removevolume dv: %d %s", r.code, r.body)
+			}
 
 			cases := []struct {
 				action, body string
@@ -177,6 +195,15 @@ func TestHotplugVolumeSubresources(t *testing.T) {
 			}
 			if r := put(variant, "virtualmachineinstances", running, "removevolume", `{"name":"data"}`); r.code != http.StatusAccepted {
 				t.Fatalf("removevolume: %d %s", r.code, r.body)
+			}
+			if r := put(variant, "virtualmachineinstances", running, "addvolume", `{"name":"dv","disk":{},"volumeSource":{"dataVolume":{"name":"dv-src"}}}`); r.code != http.StatusAccepted {
+				t.Fatalf("addvolume of a DataVolume: %d %s, want 202", r.code, r.body)
+			}
+			if v, d := hotVolume(getVMISpec(t, c, running), "dv"); v == nil || v.DataVolume == nil || !v.DataVolume.Hotpluggable || d == nil {
+				t.Fatalf("VMI volume dv %+v disk %+v, want the hotpluggable DataVolume with its disk", v, d)
+			}
+			if r := put(variant, "virtualmachineinstances", running, "removevolume", `{"name":"dv-src"}`); r.code != http.StatusAccepted {
+				t.Fatalf("removevolume dv by DataVolume name: %d %s", r.code, r.body)
 			}
 			if v, d := hotVolume(getVMISpec(t, c, running), "data"); v != nil || d != nil {
 				t.Errorf("after removevolume: volume %+v disk %+v remain", v, d)

@@ -72,3 +72,38 @@ func TestHotplugRBAC(t *testing.T) {
 		}
 	}
 }
+
+// TestCDIRBAC: the roles aggregated into view, edit and admin as CDI's: view reads DataVolumes
+// and DataSources; edit and admin also write them, may clone from their namespace (create
+// datavolumes/source, CDI's clone authorization) and ask for upload tokens; nobody but the
+// controller writes their status.
+func TestCDIRBAC(t *testing.T) {
+	roles := loadClusterRoles(t)
+	type right struct{ group, resource, verb string }
+	rights := []right{
+		{"cdi.kubevirt.io", "datavolumes", "get"}, {"cdi.kubevirt.io", "datasources", "list"},
+		{"cdi.kubevirt.io", "datavolumes", "create"}, {"cdi.kubevirt.io", "datavolumes", "delete"},
+		{"cdi.kubevirt.io", "datasources", "create"}, {"cdi.kubevirt.io", "datavolumes/source", "create"},
+		{"upload.cdi.kubevirt.io", "uploadtokenrequests", "create"}, {"cdi.kubevirt.io", "datavolumes/status", "update"},
+	}
+	want := map[string]map[right]bool{
+		"cdi.kubevirt.io:view":  {rights[0]: true, rights[1]: true},
+		"cdi.kubevirt.io:edit":  {rights[0]: true, rights[1]: true, rights[2]: true, rights[3]: true, rights[4]: true, rights[5]: true, rights[6]: true},
+		"cdi.kubevirt.io:admin": {rights[0]: true, rights[1]: true, rights[2]: true, rights[3]: true, rights[4]: true, rights[5]: true, rights[6]: true},
+	}
+	aggregate := map[string]string{"cdi.kubevirt.io:view": "view", "cdi.kubevirt.io:edit": "edit", "cdi.kubevirt.io:admin": "admin"}
+	for role, allowed := range want {
+		r, ok := roles[role]
+		if !ok {
+			t.Fatalf("%s has no ClusterRole %s", rolesFile, role)
+		}
+		if r.Labels["rbac.authorization.k8s.io/aggregate-to-"+aggregate[role]] != "true" {
+			t.Errorf("%s does not aggregate into %s", role, aggregate[role])
+		}
+		for _, x := range rights {
+			if got := allows(r.Rules, x.group, x.resource, x.verb); got != allowed[x] {
+				t.Errorf("%s: %s %s in %s allowed = %v, want %v", role, x.verb, x.resource, x.group, got, allowed[x])
+			}
+		}
+	}
+}

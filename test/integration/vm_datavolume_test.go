@@ -186,9 +186,11 @@ func TestVMDataVolumeTemplateValidation(t *testing.T) {
 			vm.Spec.DataVolumeTemplates = []kubevirtv1.DataVolumeTemplateSpec{t}
 			vm.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "disk"}}
 		}, "spec.dataVolumeTemplates[0].spec.source.s3"},
-		{"hotpluggable", func(vm *kubevirtv1.VirtualMachine) {
+		{"hotpluggable without a hotplug disk", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "disk", Hotpluggable: true}}
-		}, "spec.template.spec.volumes[0].dataVolume.hotpluggable"},
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: vm.Spec.Template.Spec.Volumes[0].Name,
+				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSATA}}}}
+		}, "requires bus to be 'scsi' or 'virtio'"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

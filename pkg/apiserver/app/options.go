@@ -64,6 +64,8 @@ type Options struct {
 	// replica and the upload proxy must share it; empty: a key is generated at start-up, which
 	// only suits a single replica.
 	UploadTokenKeyFile string
+	// UploadProxyAddress is where CDI's upload proxy listens (empty: not served).
+	UploadProxyAddress string
 	// KubeClient, when set by a caller (tests), replaces the Kubernetes client built from the
 	// delegated kubeconfig. Not a flag.
 	KubeClient kubernetes.Interface
@@ -123,6 +125,9 @@ func (o *Options) addNativeVirtFlags(fs *pflag.FlagSet) {
 			"upload.cdi.kubevirt.io UploadTokenRequests; the upload proxy verifies them with the same key. "+
 			"Every API server replica must use the same file. Empty: a random key is generated at start-up "+
 			"(a single replica only; tokens do not survive a restart).")
+	fs.StringVar(&o.UploadProxyAddress, "upload-proxy-address", o.UploadProxyAddress,
+		"Serve CDI's upload proxy (virtctl image-upload) over HTTPS with the serving certificate at this address, "+
+			"e.g. :8444. Empty: no upload proxy.")
 }
 
 // Complete starts the embedded etcd when no external one is configured and adjusts the options
@@ -215,6 +220,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 	}
+	extra.UploadProxyAddress = o.UploadProxyAddress
 	return &apiserver.Config{GenericConfig: cfg, ExtraConfig: extra}, nil
 }
 

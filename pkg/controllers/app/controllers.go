@@ -15,6 +15,7 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned"
 	"github.com/nativevirt/nativevirt/pkg/client/informers/externalversions"
 	"github.com/nativevirt/nativevirt/pkg/cmdutil"
+	"github.com/nativevirt/nativevirt/pkg/controllers/cdiconfig"
 	"github.com/nativevirt/nativevirt/pkg/controllers/datavolume"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/podindex"
 	ctrlmetrics "github.com/nativevirt/nativevirt/pkg/controllers/metrics"
@@ -49,6 +50,7 @@ type Controllers struct {
 	migration  *migration.Controller
 	dataVolume *datavolume.Controller
 	profiles   *storageprofile.Controller
+	cdiConfig  *cdiconfig.Controller
 }
 
 // NewControllers builds every controller. kube reaches pods, nodes and events; kv the
@@ -121,7 +123,14 @@ func NewControllers(kube kubernetes.Interface, kv versioned.Interface, cfg launc
 	if c.profiles, err = storageprofile.New(kv, classes, cdi.StorageProfiles()); err != nil {
 		return nil, err
 	}
+	// CDIConfig config: where the upload proxy (nativevirt-apiserver's, behind a NodePort
+	// Service in this controller's namespace) is.
+	c.cdiConfig = cdiconfig.New(kube, kv, c.nodeFactory.Core().V1().Nodes(), defaultNamespace())
 	// The VM controller creates the DataVolumes of dataVolumeTemplates and follows them.
+	// The VMI controller holds a launcher pod back until its DataVolumes may be used.
+	if err = c.vmi.EnableDataVolumes(cdi.DataVolumes()); err != nil {
+		return nil, err
+	}
 	if err = c.vm.UseDataVolumes(kv, cdi.DataVolumes(), claims, recorder(vm.Name)); err != nil {
 		return nil, err
 	}
@@ -145,7 +154,7 @@ func (c *Controllers) Run(ctx context.Context, workers int) error {
 	c.nodeFactory.WaitForCacheSync(ctx.Done())
 
 	runs := []func(context.Context, int) error{c.vm.Run, c.vmi.Run, c.replicaset.Run, c.node.Run, c.migration.Run,
-		c.dataVolume.Run, c.profiles.Run}
+		c.dataVolume.Run, c.profiles.Run, c.cdiConfig.Run}
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
 	for i, run := range runs {

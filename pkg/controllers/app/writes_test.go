@@ -22,6 +22,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/client/clientset/versioned/fake"
 	"github.com/nativevirt/nativevirt/pkg/controllers/migration"
@@ -119,7 +120,8 @@ func TestWritesPerStart(t *testing.T) {
 	vmsGVR := kubevirtv1.SchemeGroupVersion.WithResource("virtualmachines")
 
 	kube := kubefake.NewSimpleClientset()
-	kv := fake.NewSimpleClientset()
+	// CDIConfig config exists already (the CDIConfig controller creates it once per cluster).
+	kv := fake.NewSimpleClientset(&cdiv1beta1.CDIConfig{ObjectMeta: metav1.ObjectMeta{Name: "config"}})
 	// First prepended, last to run: merge patches bump the resourceVersion too, as on a server.
 	kv.PrependReactor("patch", "*", mergePatchReactor(kv.Tracker(), func() string {
 		rvMu.Lock()

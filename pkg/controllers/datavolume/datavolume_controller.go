@@ -75,12 +75,13 @@ type Controller struct {
 	now        func() time.Time
 
 	// The effects, function fields so that tests stub them.
-	createClaim  func(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error)
-	selectNode   func(ctx context.Context, claim *corev1.PersistentVolumeClaim, node string) error
-	adoptClaim   func(ctx context.Context, claim *corev1.PersistentVolumeClaim, dv *v1beta1.DataVolume) error
-	createPod    func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
-	deletePod    func(ctx context.Context, namespace, name string) error
-	updateStatus func(ctx context.Context, dv *v1beta1.DataVolume) error
+	createClaim func(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error)
+	// annotateClaim merges annotations into the claim's.
+	annotateClaim func(ctx context.Context, claim *corev1.PersistentVolumeClaim, annotations map[string]string) error
+	adoptClaim    func(ctx context.Context, claim *corev1.PersistentVolumeClaim, dv *v1beta1.DataVolume) error
+	createPod     func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	deletePod     func(ctx context.Context, namespace, name string) error
+	updateStatus  func(ctx context.Context, dv *v1beta1.DataVolume) error
 	// progress asks a running importer pod how far it is ("" when it cannot tell).
 	progress func(ctx context.Context, pod *corev1.Pod) string
 }
@@ -115,8 +116,8 @@ func New(kube kubernetes.Interface, client versioned.Interface, inf Informers, c
 	c.createClaim = func(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, error) {
 		return kube.CoreV1().PersistentVolumeClaims(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{})
 	}
-	c.selectNode = func(ctx context.Context, claim *corev1.PersistentVolumeClaim, node string) error {
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnSelectedNode: node}}})
+	c.annotateClaim = func(ctx context.Context, claim *corev1.PersistentVolumeClaim, annotations map[string]string) error {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 		if err != nil {
 			return err
 		}

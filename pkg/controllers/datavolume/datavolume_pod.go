@@ -34,6 +34,11 @@ const (
 	ClonePort = 8443
 	// cloneTokenEnv carries a clone's token to both of its pods.
 	cloneTokenEnv = "NATIVEVIRT_CLONE_TOKEN"
+	// UploadPort, UploadTokenEnv and UploadPodPrefix are the upload server pod's (shared with
+	// the upload proxy).
+	UploadPort      = importer.UploadPort
+	UploadTokenEnv  = importer.UploadTokenEnv
+	UploadPodPrefix = importer.UploadPodPrefix
 )
 
 // Config is what the controller needs to render its pods.
@@ -50,6 +55,9 @@ type population struct {
 	// registryImage is the image (without docker://) whose /disk is imported.
 	registryImage string
 	blank         bool
+	// upload: an upload server pod receives the image (uploadToken is what the proxy presents).
+	upload      bool
+	uploadToken string
 	// cloneURL and cloneToken reach a clone's source pod.
 	cloneURL, cloneToken string
 }
@@ -57,8 +65,19 @@ type population struct {
 // isClone says whether the population is a clone.
 func (p population) isClone() bool { return p.cloneURL != "" }
 
-// importerPodName is the name of the pod filling the claim of a DataVolume (CDI's).
-func importerPodName(dv *v1beta1.DataVolume) string { return "importer-" + dv.Name }
+// importerPodName is the name of the pod filling the claim of a DataVolume (CDI's): an
+// importer, or the upload server of an upload.
+func importerPodName(dv *v1beta1.DataVolume) string {
+	if isUpload(dv) {
+		return UploadPodPrefix + dv.Name
+	}
+	return "importer-" + dv.Name
+}
+
+// isUpload says whether dv is filled by an upload (virtctl image-upload).
+func isUpload(dv *v1beta1.DataVolume) bool {
+	return dv.Spec.Source != nil && dv.Spec.Source.Upload != nil
+}
 
 // cloneSourcePodName is the name of the pod serving a clone's source, in the source's namespace.
 func cloneSourcePodName(dv *v1beta1.DataVolume) string { return "clone-source-" + string(dv.UID) }
@@ -91,6 +110,13 @@ func importerPod(dv *v1beta1.DataVolume, plan claimPlan, pop population, cfg Con
 	switch {
 	case pop.blank:
 		args = append(args, "--blank")
+	case pop.upload:
+		args = append(args, "--serve-upload", fmt.Sprintf("--listen=:%d", UploadPort))
+		c.Env = append(c.Env, corev1.EnvVar{Name: UploadTokenEnv, Value: pop.uploadToken})
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "upload", ContainerPort: UploadPort})
+		// Ready (UploadReady) once it listens.
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+			Port: intstrPort(UploadPort)}}, PeriodSeconds: 1}
 	case pop.isClone():
 		args = append(args, "--url="+pop.cloneURL)
 		c.Env = append(c.Env, corev1.EnvVar{Name: cloneTokenEnv, Value: pop.cloneToken})

@@ -40,6 +40,8 @@ type observation struct {
 	// pod is the importer pod (nil: not created yet).
 	pod   *corev1.Pod
 	clone bool
+	// upload: the pod is an upload server.
+	upload bool
 	// progress is the importer's own report ("" when unknown).
 	progress string
 }
@@ -79,8 +81,11 @@ func computeStatus(dv *v1beta1.DataVolume, o observation, now metav1.Time) v1bet
 		st.ClaimName = o.claim.Name
 	}
 	scheduled, inProgress, succeeded := v1beta1.ImportScheduled, v1beta1.ImportInProgress, v1beta1.Succeeded
-	if o.clone {
+	switch {
+	case o.clone:
 		scheduled, inProgress = v1beta1.CloneScheduled, v1beta1.CloneInProgress
+	case o.upload:
+		scheduled, inProgress = v1beta1.UploadScheduled, v1beta1.UploadReady
 	}
 	bound := boundCondition(o.claim)
 	running := cond(v1beta1.DataVolumeRunning, corev1.ConditionFalse, "", "")
@@ -102,6 +107,10 @@ func computeStatus(dv *v1beta1.DataVolume, o observation, now metav1.Time) v1bet
 	default:
 		st.Phase, running = podPhase(o.pod, scheduled, inProgress, succeeded)
 		st.RestartCount = restarts(o.pod)
+		if st.Phase == v1beta1.UploadReady && !podReady(o.pod) {
+			// The upload server answers only once it is ready.
+			st.Phase = v1beta1.UploadScheduled
+		}
 		switch st.Phase {
 		case inProgress:
 			if o.progress != "" {

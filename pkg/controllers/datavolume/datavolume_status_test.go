@@ -19,6 +19,12 @@ func pod(phase corev1.PodPhase, cs ...corev1.ContainerStatus) *corev1.Pod {
 	return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: cs}}
 }
 
+func readyPod(cs ...corev1.ContainerStatus) *corev1.Pod {
+	p := pod(corev1.PodRunning, cs...)
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	return p
+}
+
 func running() corev1.ContainerStatus {
 	return corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 }
@@ -52,6 +58,16 @@ func TestComputeStatus(t *testing.T) {
 			phase: v1beta1.WaitForFirstConsumer, progress: "N/A", bound: corev1.ConditionFalse, running: corev1.ConditionFalse},
 		{name: "pod pending", o: observation{claim: boundClaim(corev1.ClaimPending), pod: pod(corev1.PodPending)},
 			phase: v1beta1.ImportScheduled, progress: "N/A", bound: corev1.ConditionFalse, running: corev1.ConditionFalse, reason: "Pending"},
+		{name: "upload pending", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pod(corev1.PodPending), upload: true},
+			phase: v1beta1.UploadScheduled, progress: "N/A", bound: corev1.ConditionTrue, running: corev1.ConditionFalse, reason: "Pending"},
+		{name: "upload server not ready", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pod(corev1.PodRunning, running()), upload: true},
+			phase: v1beta1.UploadScheduled, progress: "N/A", bound: corev1.ConditionTrue, running: corev1.ConditionTrue},
+		{name: "upload ready", o: observation{claim: boundClaim(corev1.ClaimBound), pod: readyPod(running()), upload: true, progress: "12.00%"},
+			phase: v1beta1.UploadReady, progress: "12.00%", bound: corev1.ConditionTrue, running: corev1.ConditionTrue},
+		{name: "upload done", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pod(corev1.PodSucceeded, terminated(`{"result":{"format":"qcow2"}}`)), upload: true},
+			phase: v1beta1.Succeeded, progress: "100.0%", bound: corev1.ConditionTrue, running: corev1.ConditionFalse, reason: "Completed"},
+		{name: "upload not an image", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pod(corev1.PodSucceeded, terminated(`{"permanentError":"the source is text, not a disk image"}`)), upload: true},
+			phase: v1beta1.Failed, progress: "N/A", bound: corev1.ConditionTrue, running: corev1.ConditionFalse, reason: "Error", message: "not a disk image"},
 		{name: "clone pending", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pod(corev1.PodPending), clone: true},
 			phase: v1beta1.CloneScheduled, progress: "N/A", bound: corev1.ConditionTrue, running: corev1.ConditionFalse, reason: "Pending"},
 		{name: "image pull failed", o: observation{claim: boundClaim(corev1.ClaimBound), pod: pullFailed},
@@ -124,5 +140,26 @@ func TestImportSummary(t *testing.T) {
 	}
 	if got := importSummary(nil); got != "" {
 		t.Errorf("summary of no pod %q", got)
+	}
+}
+
+// TestUploadAnnotations: the claim of an upload carries what virtctl reads.
+func TestUploadAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		phase    v1beta1.DataVolumePhase
+		pod      *corev1.Pod
+		podPhase string
+		ready    string
+	}{
+		{phase: v1beta1.UploadScheduled, podPhase: "Pending", ready: "false"},
+		{phase: v1beta1.UploadScheduled, pod: pod(corev1.PodRunning), podPhase: "Running", ready: "false"},
+		{phase: v1beta1.UploadReady, pod: readyPod(), podPhase: "Running", ready: "true"},
+		{phase: v1beta1.Succeeded, pod: pod(corev1.PodSucceeded), podPhase: "Succeeded", ready: "false"},
+		{phase: v1beta1.Failed, pod: pod(corev1.PodSucceeded), podPhase: "Failed", ready: "false"},
+	} {
+		ann := uploadAnnotations(tc.phase, tc.pod)
+		if _, ok := ann[AnnUploadTarget]; !ok || ann[AnnPodPhase] != tc.podPhase || ann[AnnPodReady] != tc.ready {
+			t.Errorf("%s: %v, want phase %s ready %s", tc.phase, ann, tc.podPhase, tc.ready)
+		}
 	}
 }

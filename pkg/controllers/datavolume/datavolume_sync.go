@@ -44,6 +44,11 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if st.Phase == v1beta1.Succeeded || st.Phase == v1beta1.Failed {
 		res = loop.Result{}
 	}
+	if o.upload && o.claim != nil && !o.adopted && o.blocked == nil && metav1.IsControlledBy(o.claim, dv) {
+		if err := c.annotateUpload(ctx, o.claim, st.Phase, o.pod); err != nil {
+			return loop.Result{}, err
+		}
+	}
 	summary := ""
 	if st.Phase == v1beta1.Succeeded && o.pod != nil {
 		summary = importSummary(o.pod)
@@ -62,6 +67,7 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 		return o, loop.Result{}, err
 	}
 	o.clone = source != nil || (dv.Spec.Source != nil && dv.Spec.Source.PVC != nil) || dv.Spec.SourceRef != nil
+	o.upload = isUpload(dv)
 	if blocked != nil {
 		o.blocked = blocked
 		return o, loop.Result{RequeueAfter: blockedInterval}, nil
@@ -111,7 +117,8 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 	o.claim = claim
 
 	node, wait, err := c.consumerNode(ctx, claim, class)
-	if wait && dv.Annotations[AnnImmediateBinding] == "true" {
+	if wait && (dv.Annotations[AnnImmediateBinding] == "true" || isUpload(dv)) {
+		// As CDI: the importer (or upload server) pod is the claim's first consumer.
 		wait = false
 	}
 	if err != nil {
@@ -140,6 +147,11 @@ func (c *Controller) observe(ctx context.Context, dv *v1beta1.DataVolume) (obser
 				return o, loop.Result{RequeueAfter: progressInterval}, err
 			}
 			pop.cloneURL, pop.cloneToken = url, token
+		}
+		if pop.upload {
+			if pop.uploadToken, err = newToken(); err != nil {
+				return o, loop.Result{}, err
+			}
 		}
 		if pod, err = c.createPod(ctx, importerPod(dv, plan, pop, c.cfg, node)); err != nil {
 			return o, loop.Result{}, fmt.Errorf("creating the importer pod: %w", err)
@@ -191,6 +203,8 @@ func (c *Controller) resolveSource(dv *v1beta1.DataVolume) (population, *corev1.
 		pop.http = src.HTTP
 	case src.Blank != nil:
 		pop.blank = true
+	case src.Upload != nil:
+		pop.upload = true
 	case src.Registry != nil && src.Registry.URL != nil:
 		pop.registryImage = registryImage(*src.Registry.URL)
 	case src.PVC != nil:
@@ -290,7 +304,7 @@ func (c *Controller) consumerNode(ctx context.Context, claim *corev1.PersistentV
 			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if err := c.selectNode(ctx, claim, pod.Spec.NodeName); err != nil {
+		if err := c.annotateClaim(ctx, claim, map[string]string{AnnSelectedNode: pod.Spec.NodeName}); err != nil {
 			return "", false, fmt.Errorf("selecting node %s for claim %s: %w", pod.Spec.NodeName, claim.Name, err)
 		}
 		return pod.Spec.NodeName, false, nil
@@ -368,7 +382,15 @@ func (c *Controller) phaseEvent(dv *v1beta1.DataVolume, st v1beta1.DataVolumeSta
 		c.recorder.Eventf(dv, corev1.EventTypeNormal, string(st.Phase), "%s into %s in progress", verb(st.Phase), claim)
 	case v1beta1.WaitForFirstConsumer:
 		c.recorder.Eventf(dv, corev1.EventTypeNormal, string(st.Phase), "PVC %s waits for its first consumer", claim)
+	case v1beta1.UploadScheduled:
+		c.recorder.Eventf(dv, corev1.EventTypeNormal, string(st.Phase), "Upload into %s scheduled", claim)
+	case v1beta1.UploadReady:
+		c.recorder.Eventf(dv, corev1.EventTypeNormal, string(st.Phase), "Upload into %s ready", claim)
 	case v1beta1.Succeeded:
+		if isUpload(dv) {
+			c.recorder.Eventf(dv, corev1.EventTypeNormal, "UploadSucceeded", "Successfully uploaded into PVC %s%s", claim, summary)
+			return
+		}
 		c.recorder.Eventf(dv, corev1.EventTypeNormal, "ImportSucceeded", "Successfully populated PVC %s%s", claim, summary)
 	case v1beta1.Failed:
 		msg := ""

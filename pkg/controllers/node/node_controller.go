@@ -97,7 +97,16 @@ func New(kubeClient kubernetes.Interface, client versioned.Interface, nodeInform
 			AddFunc:    func(obj any) { c.enqueueNodeOfVMI(obj) },
 			UpdateFunc: func(_, cur any) { c.enqueueNodeOfVMI(cur) },
 		}},
+		// A launcher pod leaving the API, or ending there (its phase or every container
+		// terminated), no longer runs its guest.
 		wiring.Handler{Informer: podInformer.Informer(), Handler: cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, cur any) {
+				o, ok1 := wiring.Object[*corev1.Pod](old)
+				n, ok2 := wiring.Object[*corev1.Pod](cur)
+				if ok1 && ok2 && podMayRun(o) && !podMayRun(n) {
+					c.enqueueNodeOfPod(cur)
+				}
+			},
 			DeleteFunc: c.enqueueNodeOfPod,
 		}})
 	if err != nil {
@@ -124,7 +133,9 @@ func (c *Controller) enqueueNodeOfPod(obj any) {
 }
 
 // sync judges one node (the key is its name): mark it unschedulable when its agent is gone, and
-// fail the instances on it that lost their pods. A live node is looked at again when its
+// fail the instances on it whose launcher pods can no longer run (gone from the API, or ended).
+// A pod that may still run there keeps its instance as it is, whatever the node's state: its
+// guest may be running, and failing the instance would start a second one elsewhere. A live node is looked at again when its
 // heartbeat would go stale.
 func (c *Controller) sync(ctx context.Context, name string) (loop.Result, error) {
 	logger := klog.FromContext(ctx).WithValues("node", name)
@@ -164,7 +175,13 @@ func (c *Controller) sync(ctx context.Context, name string) (loop.Result, error)
 	}
 	podCount := func(uid string) int {
 		pods, _ := podindex.PodsOf(c.podIndexer, uid)
-		return len(pods)
+		n := 0
+		for _, p := range pods {
+			if podMayRun(p) {
+				n++
+			}
+		}
+		return n
 	}
 	var errs []error
 	for _, vmi := range orphanedInstances(onNode, podCount) {
@@ -174,7 +191,7 @@ func (c *Controller) sync(ctx context.Context, name string) (loop.Result, error)
 			errs = append(errs, err)
 			continue
 		}
-		logger.Info("Failed an instance whose node agent and launcher pod are gone", "vmi", klog.KObj(vmi))
+		logger.Info("Failed an instance whose node agent is gone and whose launcher pod can no longer run", "vmi", klog.KObj(vmi))
 	}
 	return res, errors.Join(errs...)
 }

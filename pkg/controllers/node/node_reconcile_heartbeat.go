@@ -54,9 +54,28 @@ func shouldMarkUnschedulable(node *corev1.Node, hb heartbeatState) bool {
 	return node.Labels[SchedulableLabel] == "true" && hb.stale
 }
 
-// orphanedInstances are the instances on a dead node whose launcher pods are gone: nothing
-// will ever report on them again, so they fail. Instances being deleted are left to their
-// deletion.
+// podMayRun reports whether a launcher pod may still run its guest: it exists, is not in a
+// final phase and not every one of its containers has terminated (KubeVirt's alive pods). A pod
+// being deleted may still run: on a node whose kubelet is gone, nothing stops it until the node
+// is known to be down (the pod is then force-deleted, e.g. after the out-of-service taint).
+func podMayRun(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return true
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Terminated == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// orphanedInstances are the instances on a dead node none of whose launcher pods may still run
+// (podCount counts those that may): nothing will ever report on them again, so they fail.
+// Instances being deleted are left to their deletion.
 func orphanedInstances(onNode []*kubevirtv1.VirtualMachineInstance, podCount func(uid string) int) []*kubevirtv1.VirtualMachineInstance {
 	var out []*kubevirtv1.VirtualMachineInstance
 	for _, vmi := range onNode {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -73,6 +74,15 @@ func launcherPod(vmiName, node string) *corev1.Pod {
 		Spec: corev1.PodSpec{NodeName: node}}
 }
 
+func withPod(p *corev1.Pod, change func(*corev1.Pod)) *corev1.Pod {
+	change(p)
+	return p
+}
+
+func terminated(name string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}}
+}
+
 func TestSync(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -99,6 +109,37 @@ func TestSync(t *testing.T) {
 			},
 			pods:       []*corev1.Pod{launcherPod("with-pod", "n1")},
 			wantMarked: true, wantFailed: []string{"gone"}},
+		{name: "dead node: a pod that may still run keeps its instance, an ended one does not",
+			node: newNode("false", ago(5*time.Minute)),
+			vmis: []*kubevirtv1.VirtualMachineInstance{
+				vmiOn("evicted", "n1", kubevirtv1.Running),
+				vmiOn("pod-failed", "n1", kubevirtv1.Running),
+				vmiOn("containers-ended", "n1", kubevirtv1.Running),
+				vmiOn("one-container-left", "n1", kubevirtv1.Running),
+			},
+			pods: []*corev1.Pod{
+				// Deleted by the taint manager, but nothing on the node stopped it: it may run.
+				withPod(launcherPod("evicted", "n1"), func(p *corev1.Pod) {
+					p.DeletionTimestamp = &metav1.Time{Time: testNow}
+					p.Status.Phase = corev1.PodRunning
+				}),
+				withPod(launcherPod("pod-failed", "n1"), func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }),
+				withPod(launcherPod("containers-ended", "n1"), func(p *corev1.Pod) {
+					p.Status.Phase = corev1.PodRunning
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("compute"), terminated("guest-console-log")}
+				}),
+				withPod(launcherPod("one-container-left", "n1"), func(p *corev1.Pod) {
+					p.Status.Phase = corev1.PodRunning
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("guest-console-log"),
+						{Name: "compute", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+				}),
+			},
+			wantFailed: []string{"containers-ended", "pod-failed"}},
+		{name: "live node: an ended pod fails nothing (the instance's own controllers judge it)",
+			node:   newNode("true", ago(10*time.Second)),
+			vmis:   []*kubevirtv1.VirtualMachineInstance{vmiOn("pod-failed", "n1", kubevirtv1.Running)},
+			pods:   []*corev1.Pod{withPod(launcherPod("pod-failed", "n1"), func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })},
+			wantIn: 111 * time.Second},
 		{name: "node object deleted", vmis: []*kubevirtv1.VirtualMachineInstance{vmiOn("gone", "n1", kubevirtv1.Scheduled)},
 			wantFailed: []string{"gone"}},
 		{name: "already marked dead node: instances still failed", node: newNode("false", ago(time.Hour)),
@@ -141,6 +182,7 @@ func TestSync(t *testing.T) {
 			if marked != tc.wantMarked {
 				t.Errorf("marked unschedulable = %v, want %v", marked, tc.wantMarked)
 			}
+			sort.Strings(failed)
 			if diff := cmp.Diff(tc.wantFailed, failed); diff != "" {
 				t.Errorf("failed instances (-want +got):\n%s", diff)
 			}
@@ -168,5 +210,42 @@ func TestMarkPatch(t *testing.T) {
 	}
 	if got := n.Labels[SchedulableLabel]; got != "false" {
 		t.Errorf("label = %q, want false", got)
+	}
+}
+
+// TestPodEndedRequeuesNode: a launcher pod that ends (its phase) while the node is dead brings
+// the node back to the queue, so that its instance fails without waiting for the pod's deletion.
+func TestPodEndedRequeuesNode(t *testing.T) {
+	kube := kubefake.NewSimpleClientset()
+	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
+	vf := externalversions.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	c, err := New(kube, fake.NewSimpleClientset(), kf.Core().V1().Nodes(), vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pod := launcherPod("a", "n1")
+	pod.Status.Phase = corev1.PodRunning
+	if _, err := kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kf.Start(ctx.Done())
+	vf.Start(ctx.Done())
+	kf.WaitForCacheSync(ctx.Done())
+	if c.queue.Len() != 0 {
+		t.Fatalf("queue holds %d keys before the pod ended", c.queue.Len())
+	}
+	ended := pod.DeepCopy()
+	ended.Status.Phase = corev1.PodFailed
+	if _, err := kube.CoreV1().Pods("default").UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.queue.Len() == 0 {
+		t.Fatal("node n1 not queued after its launcher pod ended")
 	}
 }

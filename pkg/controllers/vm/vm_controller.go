@@ -199,8 +199,8 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 
 	now := c.now()
 	strategy := RunStrategy(vm)
-	startFailure := nextStartFailure(vm.Status.StartFailure, strategy, claimed.vmi, now)
-	in := statusInput{vm: vm, startFailure: startFailure, runStrategy: strategy, now: now, volumes: &vols}
+	in := statusInput{vm: vm, startFailure: nextStartFailure(vm.Status.StartFailure, strategy, claimed.vmi, now),
+		runStrategy: strategy, now: now, volumes: &vols}
 	// The revisions of the instance type and preference are captured as soon as the VM names
 	// them, running or not, as KubeVirt does; a new instance is expanded from them.
 	acting := vm
@@ -216,87 +216,103 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if claimed.foreign != nil {
 		logger.V(2).Info("An instance of the VM's name belongs to another controller; waiting", "vmi", klog.KObj(claimed.foreign))
 		in.requests = vm.Status.StateChangeRequests
-	} else {
-		p = decide(vm, claimed.vmi, startFailure, now)
-		if p.action == actCreate && !vols.ready {
-			// The instance starts once its DataVolumes can be used; a pending start request
-			// stays queued. DataVolume events requeue the VM, the recheck covers other ones.
-			logger.V(2).Info("Waiting for the VM's DataVolumes before starting it")
-			p = plan{action: actNone, requests: vm.Status.StateChangeRequests, requeueAfter: dataVolumeRecheck}
-		}
-		in.requests = p.requests
-		if p.requeueAfter == 0 && (vols.provisioning || vols.unbound || vols.missing) {
-			// DataVolumes the VM does not own and claims send it no events.
-			p.requeueAfter = dataVolumeRecheck
-		}
-		switch p.action {
-		case actCreate:
-			c.expectations.ExpectCreations(key, 1)
-		case actDelete:
-			c.expectations.ExpectDeletion(key, claimed.vmi.UID)
-		}
-		var reason string
-		if p.action == actCreate && refsErr != nil {
-			// Without its instance type or preference the instance cannot be built.
-			in.vmi, reason, in.syncErr = nil, ReasonFailedCreate, refsErr
-			c.instances.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+refsErr.Error())
-		} else {
-			in.vmi, reason, in.syncErr = c.instances.execute(ctx, acting, claimed.vmi, p.action, p.startPaused, metav1.NewTime(now))
-		}
-		if in.syncErr != nil {
-			// The awaited event will never come.
-			if p.action == actCreate {
-				c.expectations.CreationObserved(key)
-			} else {
-				c.expectations.DeletionObserved(key, claimed.vmi.UID)
-			}
-			if apierrors.IsAlreadyExists(in.syncErr) || apierrors.IsConflict(in.syncErr) {
-				// Our cache is behind; not a failure worth a status write.
-				return loop.Result{}, in.syncErr
-			}
-			in.syncErrReason = reason
-			in.requests = vm.Status.StateChangeRequests
-			if p.action == actCreate {
-				// Keep the old strategy so that a RerunOnFailure VM retries its first start.
-				in.runStrategy = vm.Status.RunStrategy
-			}
-		}
-		if p.action == actNone && in.syncErr == nil {
-			if ch := planHotplug(vm, in.vmi); ch != nil {
-				updated, err := c.instances.syncHotplug(ctx, vm, in.vmi, ch)
-				if err != nil {
-					return loop.Result{}, err
-				}
-				in.vmi = updated
-			}
-		}
+	} else if p, err = c.act(ctx, key, acting, claimed.vmi, &in, refsErr); err != nil {
+		return loop.Result{}, err
 	}
 
+	if err := c.writeStatus(ctx, key, in); err != nil {
+		return loop.Result{}, err
+	}
+	for _, err := range []error{in.syncErr, dvErr, refsErr} {
+		// A missing instance type or preference is retried with the queue's back-off.
+		if err != nil {
+			return loop.Result{}, err
+		}
+	}
+	return loop.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// act decides what the VM's own instance needs and does it, recording the outcome in `in`. An
+// error is returned only when the sync must end without a status write.
+func (c *Controller) act(ctx context.Context, key string, acting *kubevirtv1.VirtualMachine, vmi *kubevirtv1.VirtualMachineInstance, in *statusInput, refsErr error) (plan, error) {
+	vm, vols := in.vm, in.volumes
+	p := decide(vm, vmi, in.startFailure, in.now)
+	if p.action == actCreate && !vols.ready {
+		// The instance starts once its DataVolumes can be used; a pending start request
+		// stays queued. DataVolume events requeue the VM, the recheck covers other ones.
+		klog.FromContext(ctx).V(2).Info("Waiting for the VM's DataVolumes before starting it")
+		p = plan{action: actNone, requests: vm.Status.StateChangeRequests, requeueAfter: dataVolumeRecheck}
+	}
+	in.requests = p.requests
+	if p.requeueAfter == 0 && (vols.provisioning || vols.unbound || vols.missing) {
+		// DataVolumes the VM does not own and claims send it no events.
+		p.requeueAfter = dataVolumeRecheck
+	}
+	switch p.action {
+	case actCreate:
+		c.expectations.ExpectCreations(key, 1)
+	case actDelete:
+		c.expectations.ExpectDeletion(key, vmi.UID)
+	}
+	var reason string
+	if p.action == actCreate && refsErr != nil {
+		// Without its instance type or preference the instance cannot be built.
+		in.vmi, reason, in.syncErr = nil, ReasonFailedCreate, refsErr
+		c.instances.event(vm, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating virtual machine instance: "+refsErr.Error())
+	} else {
+		in.vmi, reason, in.syncErr = c.instances.execute(ctx, acting, vmi, p.action, p.startPaused, metav1.NewTime(in.now))
+	}
+	if in.syncErr != nil {
+		// The awaited event will never come.
+		if p.action == actCreate {
+			c.expectations.CreationObserved(key)
+		} else {
+			c.expectations.DeletionObserved(key, vmi.UID)
+		}
+		if apierrors.IsAlreadyExists(in.syncErr) || apierrors.IsConflict(in.syncErr) {
+			// Our cache is behind; not a failure worth a status write.
+			return p, in.syncErr
+		}
+		in.syncErrReason = reason
+		in.requests = vm.Status.StateChangeRequests
+		if p.action == actCreate {
+			// Keep the old strategy so that a RerunOnFailure VM retries its first start.
+			in.runStrategy = vm.Status.RunStrategy
+		}
+		return p, nil
+	}
+	if p.action == actNone {
+		if ch := planHotplug(vm, in.vmi); ch != nil {
+			updated, err := c.instances.syncHotplug(ctx, vm, in.vmi, ch)
+			if err != nil {
+				return p, err
+			}
+			in.vmi = updated
+		}
+	}
+	return p, nil
+}
+
+// writeStatus computes the VM's status from the sync's outcome and writes it when it changed,
+// with the DataVolume failure events of a VM that has just turned DataVolumeError.
+func (c *Controller) writeStatus(ctx context.Context, key string, in statusInput) error {
+	vm := in.vm
 	status := computeStatus(in)
 	if status.PrintableStatus == kubevirtv1.VirtualMachineStatusDataVolumeError &&
 		vm.Status.PrintableStatus != kubevirtv1.VirtualMachineStatusDataVolumeError {
-		for _, name := range vols.failed {
+		for _, name := range in.volumes.failed {
 			c.dataVolumes.event(vm, corev1.EventTypeWarning, ReasonFailedDataVolumeImport,
 				fmt.Sprintf("DataVolume %s failed to import disk image", name))
 		}
 	}
-	if statusChanged(&vm.Status, &status) {
-		vm.Status = status
-		rv, err := c.updateStatus(ctx, vm)
-		if err != nil {
-			return loop.Result{}, fmt.Errorf("updating VM status: %w", err)
-		}
-		c.expectations.ExpectVersion(key, rv)
+	if !statusChanged(&vm.Status, &status) {
+		return nil
 	}
-	if in.syncErr != nil {
-		return loop.Result{}, in.syncErr
+	vm.Status = status
+	rv, err := c.updateStatus(ctx, vm)
+	if err != nil {
+		return fmt.Errorf("updating VM status: %w", err)
 	}
-	if dvErr != nil {
-		return loop.Result{}, dvErr
-	}
-	if refsErr != nil {
-		// Retried with the queue's back-off until the instance type or preference exists.
-		return loop.Result{}, refsErr
-	}
-	return loop.Result{RequeueAfter: p.requeueAfter}, nil
+	c.expectations.ExpectVersion(key, rv)
+	return nil
 }

@@ -55,7 +55,9 @@ type Controller struct {
 	expectations *expectations.Expectations
 	pods         podAPI
 	// hotplug keeps attachment pods; nil until EnableHotplug.
-	hotplug      *hotplugAPI
+	hotplug *hotplugAPI
+	// dataVolumes finds the DataVolumes of dataVolume volumes; nil until EnableDataVolumes.
+	dataVolumes  dataVolumesLookup
 	meta         metadataAPI
 	updateStatus func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance) (*kubevirtv1.VirtualMachineInstance, error)
 	now          func() time.Time
@@ -182,8 +184,14 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 		}
 		c.expectations.ExpectVersion(key, vmi.ResourceVersion)
 	}
+	dvs, dvsUsable, err := dataVolumesOf(c.dataVolumes, vmi)
+	if err != nil {
+		return loop.Result{}, err
+	}
 	before := len(pods)
-	pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
+	if dvsUsable { // else the pod waits for the DataVolumes (their events requeue)
+		pods, err = c.pods.ensurePod(ctx, key, vmi, pods)
+	}
 	if errors.Is(err, errNetworkAttachmentMissing) {
 		// Pending, saying which network is missing; retried with back-off until it exists.
 		return loop.Result{}, errors.Join(err, c.writeStatus(ctx, key, vmi, func(st *kubevirtv1.VirtualMachineInstanceStatus) {
@@ -204,6 +212,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	}
 
 	status := computeStatus(vmi, pods, c.now())
+	setDataVolumesReady(&status, dvs, c.now())
 	if len(pods) > 0 {
 		setSynchronizedFailure(&status, nil)
 	}
@@ -214,7 +223,7 @@ func (c *Controller) sync(ctx context.Context, key string) (loop.Result, error) 
 	if status.Phase != kubevirtv1.Pending && status.Phase != kubevirtv1.VmPhaseUnset {
 		c.forgetPodCreated(key)
 	}
-	if !statusEqual(&vmi.Status, &status) && writeWorthy(&vmi.Status, &status) {
+	if !statusEqual(&vmi.Status, &status) && (writeWorthy(&vmi.Status, &status) || dataVolumesReadyChanged(&vmi.Status, &status)) {
 		if status.Phase != vmi.Status.Phase {
 			klog.FromContext(ctx).V(2).Info("Phase changed", "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
 			if status.Reason == ReasonCopyFailed {

@@ -59,7 +59,7 @@ func New(cfg Config) *Agent {
 		instances: &instanceSync{node: cfg.NodeName, store: cfg.Store, pods: cfg.Pods, buildDomain: cfg.BuildDomain,
 			now: cfg.Now, vmis: vmis, report: rep, launchers: launchers, prepare: prep, source: source, target: target,
 			status:  &guestInfo{now: cfg.Now, freezes: freezes, secrets: secrets},
-			hotplug: &hotplugger{pods: cfg.Pods, containerRoot: cfg.containerRoot(), report: rep}},
+			hotplug: &hotplugger{pods: cfg.Pods, containerRoot: cfg.containerRoot(), devices: &hostDevices{}, report: rep}},
 		source:   source,
 		target:   target,
 		commands: &commands{domains: finder, freezes: freezes, enqueue: enqueue},

@@ -45,7 +45,11 @@ type hotplugger struct {
 	pods corelisters.PodLister
 	// containerRoot finds the root of the attachment pod's container that shows probe.
 	containerRoot func(podUID types.UID, probe string) (string, error)
-	report        reporter
+	// devices gives launchers hotplugged block devices; processRoot finds the root of a pod's
+	// process by its command name (podfs.ProcRoots.ProcessRoot when nil).
+	devices     blockDevices
+	processRoot func(podUID types.UID, comm string) (string, error)
+	report      reporter
 }
 
 // hotplugResult is what the hotplugger found: the status of each hotplugged volume (also of
@@ -119,8 +123,9 @@ func hasForeignDisks(d *virt.DomainDetails, specDisks map[string]*kubevirtv1.Dis
 // and whether it attached the disk now.
 func (h *hotplugger) plug(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, l *launcher, v *kubevirtv1.Volume, disk *kubevirtv1.Disk,
 	details *virt.DomainDetails, inUse []string) (kubevirtv1.VolumeStatus, bool) {
+	claim, _ := launcherpod.HotplugClaim(v)
 	st := kubevirtv1.VolumeStatus{Name: v.Name, Phase: kubevirtv1.VolumePending,
-		PersistentVolumeClaimInfo: &kubevirtv1.PersistentVolumeClaimInfo{ClaimName: v.PersistentVolumeClaim.ClaimName}}
+		PersistentVolumeClaimInfo: &kubevirtv1.PersistentVolumeClaimInfo{ClaimName: claim}}
 	podName := launcherpod.AttachmentPodName(vmi, v.Name)
 	st.HotplugVolume = &kubevirtv1.HotplugVolumeStatus{AttachPodName: podName}
 	pod, err := h.pods.Pods(vmi.Namespace).Get(podName)
@@ -144,10 +149,14 @@ func (h *hotplugger) plug(ctx context.Context, vmi *kubevirtv1.VirtualMachineIns
 	}
 	st.Phase, st.Reason, st.Message = kubevirtv1.HotplugVolumeAttachedToNode, "AttachedToNode", "the claim is mounted on the node by "+podName
 	if pod.Annotations[launcherpod.HotplugBlockAnnotation] == "true" {
-		st.Reason, st.Message = "BlockNotSupported", "hotplugging a block-mode claim into a running guest is not supported yet; its next start attaches it"
-		return st, false
+		return h.plugBlock(ctx, vmi, l, v, disk, pod, inUse, st)
 	}
 	file, err := h.openImage(pod, v)
+	if errors.Is(err, errImportPending) {
+		st.Phase, st.Reason, st.Message = kubevirtv1.VolumePending, "DataVolumeNotReady",
+			"waiting for DataVolume "+claim+" to be imported (its disk.img)"
+		return st, false
+	}
 	if err != nil {
 		h.failed(ctx, vmi, &st, err)
 		return st, false
@@ -167,21 +176,29 @@ func (h *hotplugger) plug(ctx context.Context, vmi *kubevirtv1.VirtualMachineIns
 	return st, true
 }
 
+// errImportPending: a DataVolume's claim has no disk image yet (its importer renames disk.img
+// into place once complete).
+var errImportPending = errors.New("the DataVolume's image is not imported yet")
+
 // openImage opens the disk image of a filesystem claim in the attachment pod's container,
 // creating a sparse one of the claim's size in a claim without one (as the launcher does for
-// claims it mounts).
+// claims it mounts); a DataVolume's image is its importer's to create.
 func (h *hotplugger) openImage(pod *corev1.Pod, v *kubevirtv1.Volume) (*os.File, error) {
 	root, err := h.containerRoot(pod.UID, filepath.Dir(launcherpod.HotplugImage(v.Name)))
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(root, launcherpod.HotplugImage(v.Name))
+	_, readOnly := launcherpod.HotplugClaim(v)
 	flags := os.O_RDWR
-	if v.PersistentVolumeClaim.ReadOnly {
+	if readOnly {
 		flags = os.O_RDONLY
 	}
 	f, err := os.OpenFile(path, flags, 0)
-	if errors.Is(err, os.ErrNotExist) && !v.PersistentVolumeClaim.ReadOnly {
+	if errors.Is(err, os.ErrNotExist) && v.DataVolume != nil {
+		return nil, errImportPending
+	}
+	if errors.Is(err, os.ErrNotExist) && !readOnly {
 		size, perr := strconv.ParseInt(pod.Annotations[launcherpod.HotplugSizeAnnotation], 10, 64)
 		if perr != nil || size <= 0 {
 			return nil, fmt.Errorf("the claim has no disk image and its size is unknown")
@@ -215,6 +232,7 @@ func (h *hotplugger) unplug(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 		klog.FromContext(ctx).V(2).Info("Unplugging a disk", "volume", name, "err", err)
 		return st
 	}
+	h.takeBlock(ctx, l, name)
 	h.report.event(vmi, corev1.EventTypeNormal, EventVolumeUnplugged, fmt.Sprintf("Volume %s unplugged from the guest", name))
 	return st
 }

@@ -49,7 +49,7 @@ func newHotplugFixture(t *testing.T) *hotplugFixture {
 	if err := conn.Start("ns_vm", false); err != nil {
 		t.Fatal(err)
 	}
-	f.l = &launcher{domain: "ns_vm", conn: conn}
+	f.l = &launcher{domain: "ns_vm", conn: conn, podUID: "launcher-uid"}
 	f.vmi = &kubevirtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "vmi-uid"}}
 	f.vmi.Status.Phase = kubevirtv1.Running
 	f.vmi.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: "root"}, {Name: "hot", Serial: "S",
@@ -63,10 +63,13 @@ func newHotplugFixture(t *testing.T) *hotplugFixture {
 	f.h = &hotplugger{
 		pods: corelisters.NewPodLister(f.pods),
 		containerRoot: func(uid types.UID, probe string) (string, error) {
-			if uid != "attach-uid" {
-				return "", errors.New("unknown pod")
+			switch uid {
+			case "attach-uid":
+				return f.root, nil
+			case "launcher-uid":
+				return filepath.Join(f.root, "launcher"), nil
 			}
-			return f.root, nil
+			return "", errors.New("unknown pod")
 		},
 		report: reporter{record: func(_ *kubevirtv1.VirtualMachineInstance, _, reason, msg string) {
 			f.events = append(f.events, reason+": "+msg)
@@ -162,5 +165,107 @@ func TestMergeHotplugStatus(t *testing.T) {
 		"hot": {Name: "hot", Phase: kubevirtv1.VolumeReady}, "gone": {Name: "gone", Phase: kubevirtv1.HotplugVolumeDetaching}})
 	if len(got) != 3 || got[1].Phase != kubevirtv1.VolumeReady || got[2].Name != "gone" {
 		t.Errorf("merged %+v", got)
+	}
+}
+
+// A DataVolume's disk waits for its importer's disk.img (no sparse image is made in its place),
+// then is plugged in like a claim's.
+func TestHotplugDataVolumeWaitsForImport(t *testing.T) {
+	f := newHotplugFixture(t)
+	ctx := context.Background()
+	f.vmi.Spec.Volumes[1].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "hot-dv", Hotpluggable: true}}
+	f.attachmentPod(t, corev1.PodRunning)
+	res := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l)
+	st := res.status["hot"]
+	if st.Phase != kubevirtv1.VolumePending || st.Reason != "DataVolumeNotReady" || !res.retry || st.PersistentVolumeClaimInfo.ClaimName != "hot-dv" {
+		t.Fatalf("before the import: %+v (retry %v), want Pending DataVolumeNotReady of claim hot-dv", st, res.retry)
+	}
+	img := filepath.Join(f.root, launcherpod.HotplugImage("hot"))
+	if _, err := os.Stat(img); !os.IsNotExist(err) {
+		t.Fatalf("an image was made in the DataVolume's claim: %v", err)
+	}
+	if err := os.WriteFile(img, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l).status["hot"]; st.Phase != kubevirtv1.HotplugVolumeMounted || st.Target != "vdb" {
+		t.Fatalf("after the import: %+v, want MountedToPod on vdb", st)
+	}
+}
+
+// fakeDevices records the block devices given to and taken from launchers.
+type fakeDevices struct{ calls []string }
+
+func (d *fakeDevices) give(attachDev, launcherRoot, name string) error {
+	d.calls = append(d.calls, "give "+filepath.Base(attachDev)+" "+filepath.Base(launcherRoot)+" "+name)
+	return nil
+}
+
+func (d *fakeDevices) take(launcherRoot, name string) error {
+	d.calls = append(d.calls, "take "+filepath.Base(launcherRoot)+" "+name)
+	return nil
+}
+
+// A block claim: its device node is given to the launcher and the disk is a block disk on it;
+// unplugged, the node is taken back.
+func TestHotplugBlock(t *testing.T) {
+	f := newHotplugFixture(t)
+	ctx := context.Background()
+	devs := &fakeDevices{}
+	f.h.devices = devs
+	f.h.processRoot = func(uid types.UID, comm string) (string, error) {
+		if uid != "launcher-uid" || comm != qemuComm {
+			return "", errors.New("no such process")
+		}
+		return filepath.Join(f.root, "launcher"), nil
+	}
+	f.attachmentPod(t, corev1.PodRunning)
+	pod, _ := corelisters.NewPodLister(f.pods).Pods("ns").Get(launcherpod.AttachmentPodName(f.vmi, "hot"))
+	pod = pod.DeepCopy()
+	pod.Annotations[launcherpod.HotplugBlockAnnotation] = "true"
+	if err := f.pods.Update(pod); err != nil {
+		t.Fatal(err)
+	}
+	st := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l).status["hot"]
+	if st.Phase != kubevirtv1.HotplugVolumeMounted || st.Target != "vdb" {
+		t.Fatalf("plugged: %+v, want MountedToPod on vdb", st)
+	}
+	if want := "give hotplug-hot launcher hotplug-hot"; len(devs.calls) != 1 || devs.calls[0] != want {
+		t.Errorf("device calls %v, want [%s]", devs.calls, want)
+	}
+	dom := string(f.daemon.Domain("ns_vm").XML)
+	for _, want := range []string{`<disk type="block" device="disk">`, `<source dev="/dev/hotplug-hot">`, `<alias name="ua-hot">`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("domain XML lacks %s:\n%s", want, dom)
+		}
+	}
+	if strings.Contains(dom, "fdgroup") {
+		t.Errorf("a block disk with an fdgroup:\n%s", dom)
+	}
+	f.vmi.Spec.Volumes = f.vmi.Spec.Volumes[:1]
+	f.vmi.Spec.Domain.Devices.Disks = f.vmi.Spec.Domain.Devices.Disks[:1]
+	f.l.details.Store(nil)
+	if st := f.h.sync(ctx, f.vmi, launcherWithRoot, f.l).status["hot"]; st.Phase != kubevirtv1.HotplugVolumeDetaching {
+		t.Fatalf("removed: %+v, want Detaching", st)
+	}
+	if want := "take launcher hotplug-hot"; len(devs.calls) != 2 || devs.calls[1] != want {
+		t.Errorf("device calls %v, want then %s", devs.calls, want)
+	}
+}
+
+func TestDevicesCgroup(t *testing.T) {
+	dir := t.TempDir()
+	v1 := filepath.Join(dir, "v1")
+	if err := os.WriteFile(v1, []byte("12:pids:/a\n5:devices:/kubepods/pod1/c1\n0::/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := devicesCgroup(v1); err != nil || got != "/kubepods/pod1/c1" {
+		t.Errorf("v1: %q %v", got, err)
+	}
+	v2 := filepath.Join(dir, "v2")
+	if err := os.WriteFile(v2, []byte("0::/kubepods/pod1/c1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devicesCgroup(v2); !errors.Is(err, errNoDeviceCgroup) {
+		t.Errorf("v2: %v, want errNoDeviceCgroup", err)
 	}
 }

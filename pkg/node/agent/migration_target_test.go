@@ -293,6 +293,12 @@ func TestLiveMigratableCondition(t *testing.T) {
 		{"shared (ReadWriteMany) claim", func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}}}
 		}, corev1.ConditionTrue, ""},
+		{"DataVolume on a local claim", func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "c", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}}}
+		}, corev1.ConditionFalse, ReasonDisksNotLiveMigratable},
+		{"DataVolume on a shared (ReadWriteMany) claim", func(v *kubevirtv1.VirtualMachineInstance) {
+			v.Spec.Volumes = []kubevirtv1.Volume{{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}}}
+		}, corev1.ConditionTrue, ""},
 		{"a shared and a local claim", func(v *kubevirtv1.VirtualMachineInstance) {
 			v.Spec.Volumes = []kubevirtv1.Volume{
 				{Name: "rwx", VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{}}},

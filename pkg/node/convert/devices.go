@@ -58,6 +58,7 @@ func convertDevices(vmi *kubevirtv1.VirtualMachineInstance, c Context, threads i
 		// An emulated TPM 2.0 whose state lives as long as the pod, KubeVirt's default.
 		out.TPM = &TPM{Model: "tpm-tis", Backend: TPMBackend{Type: "emulator", Version: "2.0"}}
 	}
+	out.Controllers = append(out.Controllers, rootPorts(vmi, &out)...)
 	return out, errs
 }
 

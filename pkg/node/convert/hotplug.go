@@ -18,11 +18,19 @@ const HotplugDir = "/var/run/nativevirt-hotplug"
 // HotplugFDGroup is the name of the descriptors passed for the hotplugged volume.
 func HotplugFDGroup(volume string) string { return "hp-" + volume }
 
+// HotplugBlockNode is the device node of a hotplugged block volume in the launcher's container
+// (the node agent makes it there; libvirt passes descriptors only for file-backed disks).
+func HotplugBlockNode(volume string) string { return path.Join("/dev", "hotplug-"+volume) }
+
 // HotplugDisk is the libvirt XML of the volume's disk hotplugged into a running domain: its bus,
-// serial and cache as the VMI says, its image passed by descriptor, and the first device name of
-// its bus that no disk of the domain uses yet (inUse). It is also the XML that detaches it.
+// serial and cache as the VMI says, its image passed by descriptor (a block device: its node
+// HotplugBlockNode), and the first device name of its bus that no disk of the domain uses yet
+// (inUse). It is also the XML that detaches it.
 func HotplugDisk(d *kubevirtv1.Disk, block bool, inUse []string) (diskXML []byte, target string, err error) {
-	src := diskSource{path: path.Join(HotplugDir, d.Name+".img"), format: FormatRaw, block: block}
+	src := diskSource{path: path.Join(HotplugDir, d.Name+".img"), format: FormatRaw}
+	if block {
+		src = diskSource{path: HotplugBlockNode(d.Name), format: FormatRaw, block: true}
+	}
 	disk, bus, errs := convertDisk(d, src, field.NewPath("spec", "domain", "devices", "disks"))
 	if len(errs) > 0 {
 		return nil, "", errs.ToAggregate()
@@ -30,7 +38,7 @@ func HotplugDisk(d *kubevirtv1.Disk, block bool, inUse []string) (diskXML []byte
 	if bus != kubevirtv1.DiskBusVirtio && bus != kubevirtv1.DiskBusSCSI {
 		return nil, "", fmt.Errorf("disk %s: bus %s cannot be hotplugged (scsi or virtio)", d.Name, bus)
 	}
-	if disk.Source != nil {
+	if disk.Source != nil && !block {
 		disk.Source.FDGroup = HotplugFDGroup(d.Name)
 	}
 	used := map[string]bool{}

@@ -21,7 +21,7 @@ func TestHotplugDisk(t *testing.T) {
 				`<target dev="vdc" bus="virtio">`, `<serial>S1</serial>`, `<alias name="ua-data">`, `type="raw"`}},
 		{name: "scsi block, first free name", inUse: []string{"vda"},
 			disk: kubevirtv1.Disk{Name: "blk", DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSCSI}}}, block: true,
-			want: []string{`<disk type="block" device="disk">`, `<source dev="/var/run/nativevirt-hotplug/blk.img" fdgroup="hp-blk">`, `<target dev="sda" bus="scsi">`}},
+			want: []string{`<disk type="block" device="disk">`, `<source dev="/dev/hotplug-blk">`, `<target dev="sda" bus="scsi">`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

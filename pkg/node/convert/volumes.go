@@ -124,10 +124,8 @@ func volumeSource(vol *kubevirtv1.Volume, c Context, p *field.Path) (diskSource,
 		// other claim.
 		return claim(src.PersistentVolumeClaim.ReadOnly), nil
 	case src.DataVolume != nil:
-		// The DataVolume's claim, mounted or attached by the pod like a persistentVolumeClaim's.
-		if src.DataVolume.Hotpluggable {
-			return diskSource{}, field.Forbidden(p.Child("dataVolume", "hotpluggable"), "hotpluggable volumes are not supported")
-		}
+		// The DataVolume's claim, mounted or attached by the pod like a persistentVolumeClaim's
+		// (also a hotpluggable one the instance has from its start).
 		return claim(false), nil
 	case src.Ephemeral != nil:
 		if src.Ephemeral.PersistentVolumeClaim == nil {

@@ -95,9 +95,9 @@ func TestVolumeSource(t *testing.T) {
 		vol:  kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv"}}},
 		want: diskSource{path: ClaimPath(ctx.PVCDir, "dv"), format: FormatRaw},
 	}, {
-		name:    "hotpluggable data volume refused",
-		vol:     kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv", Hotpluggable: true}}},
-		wantErr: "spec.volumes[3].dataVolume.hotpluggable",
+		name: "hotpluggable data volume present from the start: a claim of the launcher pod",
+		vol:  kubevirtv1.Volume{Name: "dv", VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv", Hotpluggable: true}}},
+		want: diskSource{path: ClaimPath(ctx.PVCDir, "dv"), format: FormatRaw},
 	}, {
 		name:    "no source",
 		vol:     kubevirtv1.Volume{Name: "none"},

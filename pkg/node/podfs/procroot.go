@@ -69,3 +69,32 @@ func inPodCgroup(path, uid, alt string) bool {
 	}
 	return false
 }
+
+// ProcessRoot returns /proc/<pid>/root of a process of the pod with podUID whose command name
+// (/proc/<pid>/comm) starts with comm: the container running that program, found without
+// resolving paths in it (an absolute symbolic link in a container, such as /var/run -> /run,
+// resolves against the node's root when followed from /proc/<pid>/root).
+func (r ProcRoots) ProcessRoot(podUID types.UID, comm string) (string, error) {
+	proc := r.Proc
+	if proc == "" {
+		proc = "/proc"
+	}
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return "", err
+	}
+	uid := string(podUID)
+	alt := strings.ReplaceAll(uid, "-", "_")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join(proc, e.Name())
+		name, err := os.ReadFile(filepath.Join(dir, "comm"))
+		if err != nil || !strings.HasPrefix(string(name), comm) || !inPodCgroup(filepath.Join(dir, "cgroup"), uid, alt) {
+			continue
+		}
+		return filepath.Join(dir, "root"), nil
+	}
+	return "", fmt.Errorf("pod %s: %w running %s", podUID, ErrNoContainer, comm)
+}

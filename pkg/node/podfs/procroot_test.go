@@ -40,3 +40,29 @@ func TestContainerRoot(t *testing.T) {
 		t.Errorf("missing probe: %v, want ErrNoContainer", err)
 	}
 }
+
+func TestProcessRoot(t *testing.T) {
+	proc := t.TempDir()
+	mk := func(pid, cgroup, comm string) {
+		dir := filepath.Join(proc, pid)
+		if err := os.MkdirAll(filepath.Join(dir, "root"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "comm"), []byte(comm+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("10", "5:devices:/kubepods/besteffort/pod1234-abcd/compute\n", "libvirtd")
+	mk("11", "5:devices:/kubepods/besteffort/podffff-0000/compute\n", "qemu-system-x86") // another pod
+	mk("12", "5:devices:/kubepods/besteffort/pod1234-abcd/compute\n", "qemu-system-x86")
+	root, err := ProcRoots{Proc: proc}.ProcessRoot("1234-abcd", "qemu-system")
+	if want := filepath.Join(proc, "12", "root"); err != nil || root != want {
+		t.Errorf("ProcessRoot = %s, %v, want %s", root, err, want)
+	}
+	if _, err := (ProcRoots{Proc: proc}).ProcessRoot("1234-abcd", "swtpm"); !errors.Is(err, ErrNoContainer) {
+		t.Errorf("no such process: %v, want ErrNoContainer", err)
+	}
+}

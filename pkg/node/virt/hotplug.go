@@ -11,7 +11,8 @@ import (
 // disk is an open file the caller passes: QEMU gets the descriptor (virDomainFDAssociate under
 // the disk's fdgroup), so the launcher never opens a path of its own for it.
 type Hotplugger interface {
-	// AttachDisk passes file under fdGroup and attaches the disk diskXML to the running domain.
+	// AttachDisk passes file under fdGroup (unless file is nil: a block device node the launcher
+	// has) and attaches the disk diskXML to the running domain.
 	AttachDisk(name string, diskXML []byte, fdGroup string, file *os.File) error
 	// DetachDisk asks the running domain to let go of the disk diskXML (the guest may take a
 	// moment to release it; the domain's XML shows when it did).
@@ -26,8 +27,10 @@ type hotplugConn struct{ *libvirtConn }
 // AttachDisk implements Hotplugger.
 func (c hotplugConn) AttachDisk(name string, diskXML []byte, fdGroup string, file *os.File) error {
 	return c.do(name, "hotplugging a disk into", func(d *libvirt.Domain) error {
-		if err := d.FDAssociate(fdGroup, []os.File{*file}, 0); err != nil {
-			return fmt.Errorf("passing the image descriptor: %w", err)
+		if file != nil {
+			if err := d.FDAssociate(fdGroup, []os.File{*file}, 0); err != nil {
+				return fmt.Errorf("passing the image descriptor: %w", err)
+			}
 		}
 		return d.AttachDeviceFlags(string(diskXML), libvirt.DOMAIN_DEVICE_MODIFY_LIVE)
 	})

@@ -61,6 +61,7 @@ func TestValidateDataVolume(t *testing.T) {
 		{name: "registry", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("docker://quay.io/containerdisks/fedora:40"), PullMethod: ptr(v1beta1.RegistryPullNode)}}, Storage: storage("5Gi")}},
 		{name: "blank", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Blank: &v1beta1.DataVolumeBlankImage{}}, Storage: storage("1Gi")}},
+		{name: "upload", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Upload: &v1beta1.DataVolumeSourceUpload{}}, Storage: storage("1Gi")}},
 		{name: "clone without a size", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{PVC: &v1beta1.DataVolumeSourcePVC{Namespace: "golden", Name: "fedora"}}, Storage: storage("")}},
 		{name: "sourceRef without a size", spec: v1beta1.DataVolumeSpec{SourceRef: &v1beta1.DataVolumeSourceRef{Kind: "DataSource", Name: "fedora", Namespace: ptr("golden")}, Storage: storage("")}},
 
@@ -74,8 +75,6 @@ func TestValidateDataVolume(t *testing.T) {
 		{name: "registry credentials", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Registry: &v1beta1.DataVolumeSourceRegistry{
 			URL: ptr("docker://quay.io/x"), PullMethod: ptr(v1beta1.RegistryPullNode), SecretRef: ptr("creds"), CertConfigMap: ptr("ca")}}, Storage: storage("5Gi")},
 			want: []string{"spec.source.registry.secretRef: FieldValueForbidden", "spec.source.registry.certConfigMap: FieldValueForbidden"}},
-		{name: "upload", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Upload: &v1beta1.DataVolumeSourceUpload{}}, Storage: storage("1Gi")},
-			want: []string{"spec.source.upload: FieldValueForbidden"}, contains: "not supported"},
 		{name: "snapshot", spec: v1beta1.DataVolumeSpec{Source: &v1beta1.DataVolumeSource{Snapshot: &v1beta1.DataVolumeSourceSnapshot{Namespace: "golden", Name: "s"}}, Storage: storage("")},
 			want: []string{"spec.source.snapshot: FieldValueForbidden"}},
 		{name: "externally populated", spec: v1beta1.DataVolumeSpec{Storage: &v1beta1.StorageSpec{

@@ -66,9 +66,16 @@ func TestValidateDataVolumeTemplates(t *testing.T) {
 			vm.Spec.DataVolumeTemplates = nil
 			vm.Spec.Template.Spec.Volumes[0].DataVolume.Name = ""
 		}, []string{"Required:spec.template.spec.volumes[0].dataVolume.name"}},
-		{"hotpluggable", func(vm *kubevirtv1.VirtualMachine) {
+		{"hotpluggable on a sata disk", func(vm *kubevirtv1.VirtualMachine) {
 			vm.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable = true
-		}, []string{"Forbidden:spec.template.spec.volumes[0].dataVolume.hotpluggable"}},
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: vm.Spec.Template.Spec.Volumes[0].Name,
+				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusSATA}}}}
+		}, []string{"Invalid:spec.template.spec.domain.devices.disks[0].disk.bus"}},
+		{"hotpluggable on a virtio disk", func(vm *kubevirtv1.VirtualMachine) {
+			vm.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable = true
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []kubevirtv1.Disk{{Name: vm.Spec.Template.Spec.Volumes[0].Name,
+				DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio}}}}
+		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,4 +109,13 @@ func TestDataVolumeVolumeInInstance(t *testing.T) {
 	vmi := validVMI()
 	vmi.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "root"}}
 	compareErrs(t, nil, ValidateVirtualMachineInstance(vmi))
+}
+
+// A VMIRS's template may use a DataVolume too (its replicas share it, as in KubeVirt).
+func TestDataVolumeVolumeInReplicaSet(t *testing.T) {
+	rs := validRS()
+	rs.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "root"}}
+	compareErrs(t, nil, ValidateVirtualMachineInstanceReplicaSet(rs))
+	rs.Spec.Template.Spec.Volumes[0].VolumeSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{}}
+	compareErrs(t, []string{"Required:spec.template.spec.volumes[0].dataVolume.name"}, ValidateVirtualMachineInstanceReplicaSet(rs))
 }

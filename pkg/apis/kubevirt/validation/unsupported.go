@@ -111,10 +111,6 @@ var unsupportedVolumeFields = []unsupported[volume]{
 	// A host disk would need a hostPath in the launcher pod: any user allowed to create VMs could read
 	// or write any file of the node. KubeVirt keeps it behind a feature gate that is off by default.
 	{"hostDisk", "a host disk volume (hostDisk), which would give VM users access to node files", func(v *volume) bool { return v.HostDisk != nil }},
-	// Hotplugging a DataVolume would have to wait for its import: not built yet (claims are hotpluggable).
-	{"dataVolume.hotpluggable", "a hotpluggable DataVolume volume (dataVolume.hotpluggable); hotplug a persistentVolumeClaim instead", func(v *volume) bool {
-		return v.DataVolume != nil && v.DataVolume.Hotpluggable
-	}},
 }
 
 // unsupportedInterfaceFields are refused on any entry of spec.domain.devices.interfaces. Other

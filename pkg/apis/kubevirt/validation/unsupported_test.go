@@ -60,9 +60,8 @@ var vmiUses = map[string]func(vmi *kubevirtv1.VirtualMachineInstance){
 	"spec.domain.devices.disks[*].lun": func(v *kubevirtv1.VirtualMachineInstance) {
 		v.Spec.Domain.Devices.Disks[0].DiskDevice = kubevirtv1.DiskDevice{LUN: &kubevirtv1.LunTarget{}}
 	},
-	"spec.volumes[*].dataVolume.hotpluggable": setVolume0(kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: "dv", Hotpluggable: true}}),
-	"spec.volumes[*].downwardMetrics":         setVolume0(kubevirtv1.VolumeSource{DownwardMetrics: &kubevirtv1.DownwardMetricsVolumeSource{}}),
-	"spec.volumes[*].hostDisk":                setVolume0(kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists}}),
+	"spec.volumes[*].downwardMetrics": setVolume0(kubevirtv1.VolumeSource{DownwardMetrics: &kubevirtv1.DownwardMetricsVolumeSource{}}),
+	"spec.volumes[*].hostDisk":        setVolume0(kubevirtv1.VolumeSource{HostDisk: &kubevirtv1.HostDisk{Path: "/a.img", Type: kubevirtv1.HostDiskExists}}),
 	"spec.volumes[*].memoryDump": setVolume0(kubevirtv1.VolumeSource{MemoryDump: &kubevirtv1.MemoryDumpVolumeSource{
 		PersistentVolumeClaimVolumeSource: kubevirtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "dump"}}}}),

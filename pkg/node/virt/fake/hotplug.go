@@ -22,8 +22,8 @@ func (c hotplugConn) AttachDisk(name string, diskXML []byte, fdGroup string, fil
 		if !dom.Info.Active() {
 			return fmt.Errorf("domain %s is not running", name)
 		}
-		if file == nil || fdGroup == "" {
-			return fmt.Errorf("no descriptor passed for the disk")
+		if (file == nil) != (fdGroup == "") || (file == nil && !bytes.Contains(diskXML, []byte(`type="block"`))) {
+			return fmt.Errorf("a file disk needs a descriptor and its fdgroup (a block disk neither)")
 		}
 		end := bytes.LastIndex(dom.XML, []byte("</devices>"))
 		if end < 0 {
