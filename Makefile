@@ -18,6 +18,9 @@ COMPONENTS := $(notdir $(wildcard cmd/*))
 # test-e2e starts E2E_NODES (two, so that the tests that need two nodes run).
 NODES     ?= $(NV_NODES)
 E2E_NODES ?= 2
+# HA=1 (or NV_HA=1): make run deploys the HA installation (artifacts/local/ha: the production
+# overlay's three-member etcd with TLS, two API servers, PDBs) instead of the default one.
+HA        ?= $(NV_HA)
 
 .PHONY: help
 help: ## Show this help.
@@ -37,7 +40,7 @@ verify: deps ## gofmt, go vet, staticcheck, shellcheck (hack/*.sh) and generated
 	hack/verify.sh
 
 .PHONY: test
-test: test-unit test-integration test-e2e test-faults-quick ## All tests: unit, integration, e2e, the short fault suite.
+test: test-unit test-integration test-e2e test-e2e-ha test-faults-quick ## All tests: unit, integration, e2e (default and HA installation), the short fault suite.
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests (no servers).
@@ -53,9 +56,15 @@ test-integration: ## Integration tests: real server in-process with a real embed
 test-e2e: deps k8s-binaries build images ## End-to-end tests against real kube-apiserver, kubelet pods, libvirt/QEMU.
 	NV_NODES=$(or $(NODES),$(E2E_NODES)) hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -p 1 -count=1 -timeout 60m -v ./test/e2e/...
 
+.PHONY: test-e2e-ha
+# A cluster of its own with the HA installation (NV_HA=1: hack/deploy-local.sh deploys
+# artifacts/local/ha) and the tests that check it (TestHA*).
+test-e2e-ha: deps k8s-binaries build images ## End-to-end test of the HA installation (3 etcd members, 2 API servers, leader election).
+	NV_HA=1 NV_NODES=$(or $(NODES),$(E2E_NODES)) hack/cluster/exclusive.sh $(GO) test $(GOFLAGS) -p 1 -count=1 -timeout 30m -v -run '^TestHA' ./test/e2e/
+
 .PHONY: run
-run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all (NODES=2: two nodes).
-	NV_NODES=$(or $(NODES),1) hack/cluster/exclusive.sh hack/run.sh
+run: ## Main job: local Kubernetes + NativeVirt + a booted demo VM; Ctrl-C stops it all (NODES=2: two nodes; HA=1: the HA installation).
+	NV_HA=$(or $(HA),0) NV_NODES=$(or $(NODES),1) hack/cluster/exclusive.sh hack/run.sh
 
 .PHONY: clean
 clean: ## Remove build output (_output).

@@ -9,7 +9,14 @@
 # restart only when their image changed).
 #
 #   hack/deploy-local.sh
+#   NV_HA=1 hack/deploy-local.sh    # the HA installation (artifacts/local/ha)
 #
+# NV_HA=1 deploys the production overlay instead (artifacts/deploy/overlays/production through
+# artifacts/local/ha): a three-member etcd StatefulSet with TLS on claims of the default
+# StorageClass, whose certificates artifacts/deploy/overlays/production/etcd-certs.sh makes (in
+# $NV_LOCAL_DIR/certs/etcd), two API servers on it and the PodDisruptionBudgets; it also waits
+# for the three etcd members. The embedded etcd's data ($NV_LOCAL_DIR/nativevirt-apiserver) is
+# not carried over: each installation keeps its objects in its own etcd.
 # Environment: NV_LOCAL_DIR, NV_BIN_DIR (as for hack/cluster/up.sh); NV_SKIP_BUILD=1 reuses the
 # binaries in $NV_BIN_DIR as they are; NV_SKIP_IMAGES=1 uses the image tarballs in _output/images as
 # they are, already imported (make images did both); NV_DEPLOY_TIMEOUT (seconds, default 180) bounds each wait.
@@ -20,8 +27,14 @@ NS=nativevirt
 APISERVICES=(v1.kubevirt.io v1alpha3.kubevirt.io v1.subresources.kubevirt.io v1beta1.instancetype.kubevirt.io
 	v1beta1.cdi.kubevirt.io v1beta1.upload.cdi.kubevirt.io)
 TIMEOUT=${NV_DEPLOY_TIMEOUT:-180}
+HA=${NV_HA:-0}
+[[ $HA == 0 || $HA == 1 ]] || nv_die "NV_HA=$HA: want 0 or 1"
 OVERLAY=$NV_LOCAL_DIR/deploy
 CERTS=$NV_LOCAL_DIR/certs/nativevirt-apiserver
+# The HA installation's etcd PKI (etcd-certs.sh).
+ETCD_CERTS=$NV_LOCAL_DIR/certs/etcd
+# ... and the key both of its API servers sign upload tokens with.
+UPLOAD_KEY=$NV_LOCAL_DIR/certs/upload-token-key
 # The node agents' PKI: node CA in $NV_PKI/node-ca.*, leaf certs here.
 NODE_CERTS=$NV_LOCAL_DIR/certs/node-agent
 # The nodes' directories (hack/cluster/lib.sh): node N's kubelet --root-dir, where launcher pod
@@ -49,7 +62,14 @@ if [[ ${NV_SKIP_IMAGES:-0} != 1 ]]; then
 	"$NV_ROOT/hack/images/build-handler.sh"
 	"$NV_ROOT/hack/images/build-demo-disk.sh"
 fi
-for tar in nativevirt nativevirt-handler nativevirt-launcher demo-disk; do
+images=(nativevirt nativevirt-handler nativevirt-launcher demo-disk)
+if [[ $HA == 1 ]]; then
+	# etcd's server, built from the Go module proxy (hack/tools/etcd); cached like the others.
+	nv_step "build and import the etcd image"
+	"$NV_ROOT/hack/images/build-etcd.sh"
+	images+=(etcd)
+fi
+for tar in "${images[@]}"; do
 	[[ -f $NV_ROOT/_output/images/$tar.tar ]] || nv_die "_output/images/$tar.tar is missing (make images)"
 done
 # mkimage.sh is reproducible: the tarball's digest changes exactly when the image does.
@@ -88,13 +108,35 @@ nv_step "node agent PKI"
 	cp "$NV_PKI/node-ca.crt" "$NODE_CERTS/ca.crt"
 )
 
+if [[ $HA == 1 ]]; then
+	# As the production overlay says: etcd-certs.sh makes the CA, the members' peer and serving
+	# certificates and the API servers' client certificate (an existing CA is reused). Only when
+	# one is missing or expires within 30 days: new certificates roll the members and API servers.
+	nv_step "etcd certificates (etcd-certs.sh)"
+	etcd_certs_current() {
+		local f
+		for f in ca peer server client; do
+			[[ -s $ETCD_CERTS/$f.crt && -s $ETCD_CERTS/$f.key ]] || return 1
+			openssl x509 -noout -checkend $((30 * 86400)) -in "$ETCD_CERTS/$f.crt" >/dev/null || return 1
+		done
+	}
+	if etcd_certs_current; then
+		nv_log "the certificates in $ETCD_CERTS are current"
+	else
+		"$NV_ROOT/artifacts/deploy/overlays/production/etcd-certs.sh" "$ETCD_CERTS" | sed 's/^/etcd-certs: /'
+	fi
+fi
+
 nv_step "generate the overlay ($OVERLAY)"
 install -d -m 0700 "$OVERLAY"
-install -d -o "$POD_UID" -g "$POD_UID" -m 0700 "$DATA"
-# install -d leaves an existing directory's owner alone: a data dir made by someone else
-# would fail later inside the pod with a less helpful message.
-[[ $(stat -c %u "$DATA") == "$POD_UID" ]] || chown -R "$POD_UID:$POD_UID" "$DATA"
+if [[ $HA == 0 ]]; then
+	install -d -o "$POD_UID" -g "$POD_UID" -m 0700 "$DATA"
+	# install -d leaves an existing directory's owner alone: a data dir made by someone else
+	# would fail later inside the pod with a less helpful message.
+	[[ $(stat -c %u "$DATA") == "$POD_UID" ]] || chown -R "$POD_UID:$POD_UID" "$DATA"
+fi
 umask 077
+rm -f "$OVERLAY"/etcd-*-secret.yaml "$OVERLAY/upload-token-key-secret.yaml"
 nv_kubectl create secret tls nativevirt-apiserver-serving-cert --namespace "$NS" \
 	--cert "$CERTS/tls.crt" --key "$CERTS/tls.key" --dry-run=client -o yaml >"$OVERLAY/serving-cert-secret.yaml"
 nv_kubectl create secret generic nativevirt-handler-certs --namespace "$NS" \
@@ -107,15 +149,64 @@ nv_kubectl create secret generic nativevirt-apiserver-node-agent-certs --namespa
 # A change of the node PKI must reach running pods (Secret volumes update, but the processes
 # read their certificates once).
 pki_digest=$(cat "$NODE_CERTS"/*.crt | sha256sum | cut -c1-16)
+source_dir=$NV_ROOT/artifacts/local
+# The apiserver's etcd: the embedded one's hostPath here, or the external one's client certificate.
+data_volume="
+        spec:
+          volumes:
+          - name: data
+            emptyDir: null
+            hostPath:
+              path: $DATA
+              type: Directory"
+if [[ $HA == 1 ]]; then
+	source_dir=$NV_ROOT/artifacts/local/ha
+	data_volume=""
+	# The Secrets etcd-certs.sh names, made as it prints them.
+	etcd_secret() {
+		nv_kubectl create secret generic "$1" --namespace "$NS" --from-file=tls.crt="$ETCD_CERTS/$2.crt" \
+			--from-file=tls.key="$ETCD_CERTS/$2.key" --from-file=ca.crt="$ETCD_CERTS/ca.crt" \
+			--dry-run=client -o yaml >"$OVERLAY/etcd-$2-secret.yaml"
+	}
+	etcd_secret nativevirt-etcd-peer peer
+	etcd_secret nativevirt-etcd-server server
+	etcd_secret nativevirt-apiserver-etcd-client client
+	# The upload token key both API servers sign with (artifacts/README.md), made once.
+	if [[ ! -s $UPLOAD_KEY ]]; then
+		openssl rand -base64 48 | tr -d '\n' >"$UPLOAD_KEY"
+	fi
+	nv_kubectl create secret generic nativevirt-upload-token-key --namespace "$NS" \
+		--from-file=key="$UPLOAD_KEY" --dry-run=client -o yaml >"$OVERLAY/upload-token-key-secret.yaml"
+	pki_digest=$(cat "$NODE_CERTS"/*.crt "$ETCD_CERTS"/*.crt | sha256sum | cut -c1-16)
+	etcd_digest=$(sha256sum "$NV_ROOT/_output/images/etcd.tar" | cut -c1-64)
+	etcd_pki_digest=$(cat "$ETCD_CERTS"/*.crt | sha256sum | cut -c1-16)
+	# The members roll when their image or certificates change.
+	etcd_patch="
+- target:
+    kind: StatefulSet
+    name: nativevirt-etcd
+  patch: |-
+    apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: nativevirt-etcd
+    spec:
+      template:
+        metadata:
+          annotations:
+            nativevirt.io/image-digest: sha256:$etcd_digest
+            nativevirt.io/etcd-pki: \"$etcd_pki_digest\""
+fi
 cat >"$OVERLAY/kustomization.yaml" <<EOF
 # Generated by hack/deploy-local.sh; do not edit.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-- $(realpath --relative-to="$OVERLAY" "$NV_ROOT/artifacts/local")
+- $(realpath --relative-to="$OVERLAY" "$source_dir")
 - serving-cert-secret.yaml
 - handler-certs-secret.yaml
 - apiserver-node-agent-certs-secret.yaml
+$(if [[ $HA == 1 ]]; then printf -- '- %s\n' etcd-peer-secret.yaml etcd-server-secret.yaml etcd-client-secret.yaml upload-token-key-secret.yaml; fi)
 patches:
 - target:
     kind: APIService
@@ -136,14 +227,7 @@ patches:
         metadata:
           annotations:
             nativevirt.io/image-digest: sha256:$image_digest
-            nativevirt.io/node-pki: "$pki_digest"
-        spec:
-          volumes:
-          - name: data
-            emptyDir: null
-            hostPath:
-              path: $DATA
-              type: Directory
+            nativevirt.io/node-pki: "$pki_digest"$data_volume
 - target:
     kind: Deployment
     name: nativevirt-controller
@@ -215,12 +299,23 @@ patches:
       path: /spec/template/spec/volumes/1/hostPath
       value:
         path: $NODES_DIR
-        type: Directory
+        type: Directory${etcd_patch:-}
 EOF
 umask 022
 
 nv_step "apply"
-nv_kubectl apply -k "$OVERLAY" | sed 's/^/apply: /'
+nv_kubectl kustomize "$OVERLAY" | nv_kubectl apply -f - | sed 's/^/apply: /'
+
+if [[ $HA == 1 ]]; then
+	# The members start together (podManagementPolicy Parallel) once their claims are bound
+	# (WaitForFirstConsumer: when the scheduler picked their nodes); the API servers wait for them.
+	nv_step "wait for the etcd members"
+	if ! nv_kubectl -n "$NS" rollout status statefulset/nativevirt-etcd --timeout="${TIMEOUT}s"; then
+		nv_kubectl -n "$NS" get pods,pvc -o wide >&2 || true
+		nv_kubectl -n "$NS" logs statefulset/nativevirt-etcd --tail=40 >&2 || true
+		nv_die "the etcd members did not become ready"
+	fi
+fi
 
 nv_step "wait for the rollout"
 # A pod waiting out a crash-loop back-off keeps the rollout waiting for minutes even after the

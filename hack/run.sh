@@ -8,6 +8,8 @@
 #   make run                 # or hack/run.sh
 #   make run NODES=2         # two kubelet nodes on this machine (or NV_NODES=2 hack/run.sh)
 #   NV_RUN_DETACH=1 make run # leave the cluster running and return (make down stops it)
+#   make run HA=1            # the HA installation (or NV_HA=1 hack/run.sh): hack/deploy-local.sh
+#                            # deploys artifacts/local/ha, the production overlay (docs/reliability.md)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/cluster/control-plane.sh"

@@ -54,12 +54,14 @@ type Cluster struct {
 	dir         string
 	bin         string
 	nodes       int
+	ha          bool
 	startedHere bool
 }
 
 // New returns the Cluster of the repository that contains the working directory. The state
 // directory is $NV_LOCAL_DIR when set (as for hack/cluster/up.sh), else _output/local; the
-// number of nodes is $NV_NODES when set, else DefaultNodes.
+// number of nodes is $NV_NODES when set, else DefaultNodes; NV_HA=1 makes DeployNativeVirt
+// deploy the HA installation.
 func New() (*Cluster, error) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -75,6 +77,9 @@ func New() (*Cluster, error) {
 	}
 	c := newCluster(root, os.Getenv("NV_LOCAL_DIR"), os.Getenv("NV_BIN_DIR"))
 	c.nodes = nodes
+	if c.ha, err = parseHA(os.Getenv("NV_HA")); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -98,6 +103,17 @@ func parseNodes(s string) (int, error) {
 		return 0, fmt.Errorf("NV_NODES=%q: want a number of nodes, 1 or more", s)
 	}
 	return n, nil
+}
+
+// parseHA reads $NV_HA: 1 asks for the HA installation, 0 or empty for the default one.
+func parseHA(s string) (bool, error) {
+	switch s {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, fmt.Errorf("NV_HA=%q: want 0 or 1", s)
 }
 
 // findRoot walks up from dir to the directory whose go.mod declares modulePath.
@@ -149,6 +165,10 @@ func (c *Cluster) IsUp(ctx context.Context) bool {
 	_, err := c.kubectl(ctx, c.Kubeconfig(AdminUser), "", "get", "--raw", "/readyz")
 	return err == nil
 }
+
+// HA reports whether DeployNativeVirt deploys the HA installation (NV_HA=1): the production
+// overlay's three etcd members and two API servers (artifacts/local/ha).
+func (c *Cluster) HA() bool { return c.ha }
 
 // Nodes is the number of kubelet nodes Up brings up ($NV_NODES).
 func (c *Cluster) Nodes() int { return c.nodes }
@@ -230,7 +250,7 @@ func (c *Cluster) Run(ctx context.Context, script string, args ...string) error 
 	cmd.Dir = c.root
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "NV_LOCAL_DIR="+c.dir, "NV_BIN_DIR="+c.bin, "NV_NODES="+strconv.Itoa(c.nodes))
+	cmd.Env = append(os.Environ(), "NV_LOCAL_DIR="+c.dir, "NV_BIN_DIR="+c.bin, "NV_NODES="+strconv.Itoa(c.nodes), "NV_HA="+haEnv(c.ha))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w", script, err)
 	}
@@ -309,4 +329,11 @@ func (c *Cluster) RESTConfigAs(user string) (*rest.Config, error) {
 // KubectlCommand is kubectl as the admin, for commands that keep running (port-forward, logs -f).
 func (c *Cluster) KubectlCommand(ctx context.Context, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig(AdminUser)}, args...)...)
+}
+
+func haEnv(ha bool) string {
+	if ha {
+		return "1"
+	}
+	return "0"
 }

@@ -129,6 +129,29 @@ func TestParseNodes(t *testing.T) {
 	}
 }
 
+func TestParseHA(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    bool
+		wantErr bool
+	}{
+		{in: "", want: false},
+		{in: "0", want: false},
+		{in: "1", want: true},
+		{in: "yes", wantErr: true},
+		{in: "2", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseHA(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseHA(%q) = %t, %v; want %t, error %t", tt.in, got, err, tt.want, tt.wantErr)
+		}
+		if got, want := haEnv(got), map[bool]string{false: "0", true: "1"}[tt.want]; err == nil && got != want {
+			t.Errorf("haEnv after parseHA(%q) = %q, want %q", tt.in, got, want)
+		}
+	}
+}
+
 func TestKubectlErrorCarriesStderr(t *testing.T) {
 	tmp := t.TempDir()
 	// A stand-in kubectl that echoes its arguments and fails when asked to.

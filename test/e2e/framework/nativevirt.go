@@ -31,7 +31,8 @@ var deployment struct {
 	err  error
 }
 
-// DeployNativeVirt deploys NativeVirt from artifacts/local with hack/deploy-local.sh (build,
+// DeployNativeVirt deploys NativeVirt from artifacts/local (artifacts/local/ha when HA) with
+// hack/deploy-local.sh (build,
 // image, serving certificate, manifests) and returns once the APIServices v1.kubevirt.io,
 // v1alpha3.kubevirt.io, v1.subresources.kubevirt.io and v1beta1.instancetype.kubevirt.io are
 // Available and the kubevirt.io roles are aggregated into view/edit/admin (the script waits). It runs the script once per test binary; later calls
