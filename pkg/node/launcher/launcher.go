@@ -78,7 +78,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 	defer stopSupervisor()
 
 	var virtlogd, libvirtd *child
-	virtlogd, err = sup.start("virtlogd", []string{l.opts.Virtlogd})
+	if l.opts.Virtlogd != "" {
+		virtlogd, err = sup.start("virtlogd", []string{l.opts.Virtlogd})
+	}
 	if err == nil {
 		libvirtd, err = sup.start("libvirtd", []string{l.opts.Libvirtd, "--config", conf})
 	}
@@ -148,7 +150,10 @@ func (l *Launcher) serve(ctx context.Context, libvirtd, virtlogd *child) error {
 	defer func() { events.stop() }()
 	next := time.NewTimer(0)
 	defer next.Stop()
-	virtlogdDone := virtlogd.done
+	var virtlogdDone <-chan struct{}
+	if virtlogd != nil {
+		virtlogdDone = virtlogd.done
+	}
 	for {
 		select {
 		case <-libvirtd.done:
