@@ -38,7 +38,7 @@ func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 	}
 	res.Setup = map[string]string{
 		"memory":   "working set: the kubelet's /stats/summary for the pod; RSS and PSS: the sum of /proc/<pid>/smaps_rollup over every process in the pod's cgroup, 20 s after the VMI is Running (the guest booted meanwhile)",
-		"KubeVirt": "KubeVirt's virt-controller overhead (GetMemoryOverhead, renderresources.go, amd64, default graphics device): guest/512 page tables + 220Mi for its processes + 8Mi per vCPU + 8Mi IO thread + 32Mi video RAM",
+		"KubeVirt": "KubeVirt's virt-controller overhead (GetMemoryOverhead, kubevirt/kubevirt pkg/hypervisor/kvm/launcherhypervisorresources.go, formerly pkg/virt-controller/services/renderresources.go; amd64, default graphics device): guest/512 page tables + 220Mi for its processes + 8Mi per vCPU + 8Mi IO thread + 32Mi video RAM",
 	}
 	const ns = "bench-vm-memory"
 	if err := e.Namespace(ctx, ns); err != nil {
