@@ -5,9 +5,16 @@
 #
 #   hack/cluster/exclusive.sh COMMAND [ARG...]
 #   NV_CLUSTER_LOCK_WAIT=600 (seconds to wait for the lock; default 3600)
+#
+# Nested calls (a script holding the lock runs `make run`, which takes it too) run their command
+# at once: the outer call marks its children with NV_CLUSTER_LOCK_HELD.
 set -euo pipefail
 lock=${NV_CLUSTER_LOCK:-/run/lock/nativevirt-cluster.lock}
 wait=${NV_CLUSTER_LOCK_WAIT:-3600}
+if [[ ${NV_CLUSTER_LOCK_HELD:-} == "$lock" ]]; then
+	exec "$@"
+fi
+export NV_CLUSTER_LOCK_HELD=$lock
 mkdir -p "$(dirname "$lock")"
 if ! flock -n "$lock" true; then
 	echo "exclusive.sh: another run holds the local cluster ($lock); waiting up to ${wait}s" >&2

@@ -80,15 +80,17 @@ virsh define /tmp/dom.xml >/dev/null
 virsh start memory >/dev/null
 sleep "$secs"
 echo "  guest's console: $(tail -c 200 "$root/run/nativevirt/serial.log" | tr -d '\r' | tail -1)"
-total=0
+total=0 total_rss=0
 for name in nativevirt-laun libvirtd virtlogd qemu-system-x86; do
 	for pid in $(pgrep -x "$name"); do
-		read -r pss anon < <(awk '/^Pss:/{p=$2} /^Pss_Anon:/{a=$2} END{print p, a}' "/proc/$pid/smaps_rollup")
-		total=$((total + pss))
-		printf '  %-16s PSS %6.1f MiB (anonymous %6.1f MiB)\n' "$name" "$(bc <<<"scale=1; $pss/1024")" "$(bc <<<"scale=1; $anon/1024")"
+		read -r rss pss anon < <(awk '/^Rss:/{r=$2} /^Pss:/{p=$2} /^Pss_Anon:/{a=$2} END{print r, p, a}' "/proc/$pid/smaps_rollup")
+		total=$((total + pss)) total_rss=$((total_rss + rss))
+		printf '  %-16s PSS %6.1f MiB (anonymous %6.1f MiB), RSS %6.1f MiB\n' "$name" "$(bc <<<"scale=1; $pss/1024")" \
+			"$(bc <<<"scale=1; $anon/1024")" "$(bc <<<"scale=1; $rss/1024")"
 	done
 done
-printf '  %-16s PSS %6.1f MiB; minus the guest RAM (128 MiB): %.1f MiB\n' "total" "$(bc <<<"scale=1; $total/1024")" "$(bc <<<"scale=1; $total/1024-128")"
+printf '  %-16s PSS %6.1f MiB, RSS %6.1f MiB; minus the guest RAM (128 MiB): PSS %.1f MiB, RSS %.1f MiB\n' "total" \
+	"$(bc <<<"scale=1; $total/1024")" "$(bc <<<"scale=1; $total_rss/1024")" "$(bc <<<"scale=1; $total/1024-128")" "$(bc <<<"scale=1; $total_rss/1024-128")"
 qpid=$(pgrep -x qemu-system-x86)
 echo "  QEMU's largest mappings (size, resident):"
 awk '/^[0-9a-f]+-[0-9a-f]+ /{split($1,r,"-"); name=($6==""?"[anon]":$6); n++; start[n]=r[1]; end[n]=r[2]; nm[n]=name}
