@@ -42,7 +42,7 @@ func run(args []string) int {
 	fs.StringVar(&opts.RunDir, "run-dir", launcherpod.PrivateDir, "directory shared with the node agent: libvirt socket, ready marker")
 	fs.StringVar(&opts.ConfigDir, "config-dir", launcher.DefaultConfigDir, "where libvirtd.conf and qemu.conf are written")
 	fs.StringVar(&opts.Libvirtd, "libvirtd", launcher.DefaultLibvirtd, "libvirt daemon executable")
-	fs.StringVar(&opts.Virtlogd, "virtlogd", launcher.DefaultVirtlogd, "virtlogd executable")
+	fs.StringVar(&opts.Virtlogd, "virtlogd", "", "virtlogd executable to run beside libvirtd (none by default: QEMU writes its logs itself)")
 	opts.ClaimDisks = launcher.ClaimDisks{}
 	fs.Var(opts.ClaimDisks, "claim-disk", "<volume>=<bytes>: create the disk image of a filesystem-mode claim mounted under "+launcherpod.ClaimsDir+"/<volume> when it has none (repeatable)")
 	opts.ConfigDisks = launcher.ConfigDisks{}

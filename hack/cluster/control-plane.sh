@@ -65,8 +65,11 @@ nv_etcd_up() {
 # nv_apiserver_up: kube-apiserver on the bridge address, with aggregation (front proxy) and
 # token authentication for humans, components and test users. It keeps the endpoints of the
 # kubernetes Service (lease reconciler): in-cluster clients reach it at 10.96.0.1:443 through
-# kube-proxy, as in any cluster.
+# kube-proxy, as in any cluster. NV_KUBE_APISERVER_ARGS adds flags (split on blanks), e.g. an
+# audit log to see who writes what: --audit-policy-file=... --audit-log-path=...
 nv_apiserver_up() {
+	local extra=()
+	read -ra extra <<<"${NV_KUBE_APISERVER_ARGS:-}"
 	nv_start kube-apiserver "$NV_BIN/kube-apiserver" \
 		--etcd-servers="http://127.0.0.1:$NV_ETCD_CLIENT_PORT" \
 		--bind-address="$NV_BRIDGE_IP" --advertise-address="$NV_BRIDGE_IP" --secure-port="$NV_API_PORT" \
@@ -93,7 +96,7 @@ nv_apiserver_up() {
 		--requestheader-group-headers=X-Remote-Group \
 		--requestheader-username-headers=X-Remote-User \
 		--requestheader-uid-headers=X-Remote-Uid \
-		--v=1
+		--v=1 "${extra[@]}"
 	nv_wait_for 120 "kube-apiserver /readyz" nv_kubectl get --raw /readyz --request-timeout=5s
 }
 

@@ -93,6 +93,13 @@ func RunDensity(ctx context.Context, e *Env, cfg DensityConfig) (*Result, error)
 	}
 	settle(ctx, settleBusy, settleWait)
 
+	// Phase 0: N plain pods alone, for what Kubernetes itself writes per pod (the scheduler's
+	// binding, the kubelet's status updates), beside what a VMI's start costs.
+	plainCalls, err := densityPlainPodCalls(ctx, e, ns, vms, vmis, pods, image, cpu, cfg, run)
+	if err != nil {
+		return res, err
+	}
+
 	// Phase 1: N VMIs.
 	e.Logf("density: %d VMIs", cfg.N)
 	nv0, kube0, err := apiCalls(ctx, e)
@@ -124,6 +131,10 @@ func RunDensity(ctx context.Context, e *Env, cfg DensityConfig) (*Result, error)
 	res.AddRow("· API calls per VMI, nativevirt-apiserver", FmtCalls(nvCalls, float64(cfg.N)), "", "", "", "", "")
 	res.AddRow("· API calls per VMI, kube-apiserver", FmtCalls(kubeCalls, float64(cfg.N)), "", "", "", "", "")
 	res.AddRow("· writes per VMI to VMIs + pods", fmt.Sprintf("%.1f + %.1f = %.1f", writes, podWrites, writes+podWrites), "", "", "", "", "")
+	res.AddRow("· API calls per plain pod alone (created first), kube-apiserver", FmtCalls(plainCalls, float64(cfg.N)), "", "", "", "", "")
+	plainWrites := WritesTo(plainCalls, "pods") / float64(cfg.N)
+	res.AddRow("· writes per plain pod to pods (its creation left out)", fmt.Sprintf("%.1f", plainWrites), "", "", "", "", "")
+	res.AddRow("· writes per VMI beyond a plain pod's: VMIs + pods − plain pod", fmt.Sprintf("%.1f + %.1f − %.1f = %.1f", writes, podWrites, plainWrites, writes+podWrites-plainWrites), "", "", "", "", "")
 	res.Targets = append(res.Targets,
 		NewCheck("VMIs: writes per VMI to VMIs and pods", "≤ 3", fmt.Sprintf("%.1f", writes+podWrites), writes+podWrites <= densityWritesGoal))
 	densityTargets(res, "VMIs", vmiTimes, cfg.N)
@@ -162,7 +173,7 @@ func RunDensity(ctx context.Context, e *Env, cfg DensityConfig) (*Result, error)
 	}
 	res.Records = map[string]any{"n": cfg.N, "cpuAllocationRatio": cfg.CPUAllocationRatio,
 		"vmiMs": durationsMs(vmiTimes), "vmMs": durationsMs(vmTimes), "podMs": durationsMs(podTimes),
-		"vmiCPUSeconds": vmiCPU, "callsPerVMI": map[string]any{"nativevirt": nvCalls, "kube": kubeCalls}}
+		"vmiCPUSeconds": vmiCPU, "callsPerVMI": map[string]any{"nativevirt": nvCalls, "kube": kubeCalls}, "callsPerPlainPod": plainCalls}
 	return res, nil
 }
 
@@ -304,4 +315,35 @@ func plainPod(ns, name, image string, cpu *resource.Quantity, nodeSelector map[s
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 	return &unstructured.Unstructured{Object: u}, err
+}
+
+// densityPlainPodCalls creates cfg.N plain pods (and nothing else) cfg.Interval apart, waits until
+// they are Running, counts kube-apiserver's calls as the VMI phase does (the benchmark's own
+// creates left out) and deletes the pods again.
+func densityPlainPodCalls(ctx context.Context, e *Env, ns string, vms, vmis, pods dynamic.ResourceInterface, image string,
+	cpu *resource.Quantity, cfg DensityConfig, run int64) (map[string]float64, error) {
+	e.Logf("density: %d plain pods alone", cfg.N)
+	_, kube0, err := apiCalls(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	a := newArrivals(cfg.N)
+	if err := densityPhase(ctx, a, vmis, pods, func(i int) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+		o, err := plainPod(ns, fmt.Sprintf("alone%d-%03d", run, i), image, cpu, map[string]string{"kubevirt.io/schedulable": "true"})
+		return pods, o, err
+	}, cfg.N, cfg.Interval); err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second)
+	_, kube1, err := apiCalls(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	calls := Delta(kube0, kube1)
+	calls["POST pods"] -= float64(cfg.N)
+	if err := densityCleanUp(ctx, vms, vmis, pods); err != nil {
+		return nil, err
+	}
+	settle(ctx, settleBusy, settleWait)
+	return calls, nil
 }

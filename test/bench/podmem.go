@@ -38,9 +38,11 @@ func podPIDs(proc, podUID string) ([]int, error) {
 	return pids, nil
 }
 
-// SmapsRollup is what /proc/<pid>/smaps_rollup says of a process, in bytes.
+// SmapsRollup is what /proc/<pid>/smaps_rollup says of a process, in bytes: PSSAnon is the
+// proportional share of its anonymous memory (heaps, stacks, a guest's RAM), the rest of PSS is
+// file-backed (binaries, libraries) and shmem.
 type SmapsRollup struct {
-	RSS, PSS int64
+	RSS, PSS, PSSAnon int64
 }
 
 // ReadSmapsRollup reads /proc/<pid>/smaps_rollup.
@@ -71,6 +73,8 @@ func parseSmapsRollup(b []byte) (SmapsRollup, error) {
 			r.RSS, seen = v<<10, seen+1
 		case "Pss:":
 			r.PSS, seen = v<<10, seen+1
+		case "Pss_Anon:":
+			r.PSSAnon = v << 10
 		}
 	}
 	if seen != 2 {
@@ -79,11 +83,26 @@ func parseSmapsRollup(b []byte) (SmapsRollup, error) {
 	return r, nil
 }
 
+// ProcessName is the name of process pid (/proc/<pid>/comm), or "?".
+func ProcessName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // KubeVirtMemoryOverhead is the memory KubeVirt's virt-controller adds to a launcher pod's
-// request for a VMI of guest bytes and vcpus (GetMemoryOverhead in its renderresources.go, amd64,
-// no TPM, VFIO or SEV): the guest's page tables (guest/512), virt-launcher-monitor 25Mi,
-// virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, QEMU 30Mi, 8Mi per vCPU, 8Mi for the IO
-// thread, and 32Mi of video RAM when a graphics device is attached (the default).
+// request for a VMI of guest bytes and vcpus, amd64, no TPM, VFIO, SEV, exec probes, downward
+// metrics, dedicated CPUs or additionalGuestMemoryOverheadRatio. Checked against KubeVirt's
+// source: GetMemoryOverhead, since 2025 KvmLauncherHypervisorResources.GetMemoryOverhead in
+// kubevirt/kubevirt pkg/hypervisor/kvm/launcherhypervisorresources.go (before in
+// pkg/virt-controller/services/renderresources.go, the same terms but 16Mi of video RAM):
+// page tables = ceil(request/1000)·1000/512 bytes of the memory request (virt-api's mutator sets
+// the request to the guest's memory when none is given; the same as guest/512 to the byte for
+// whole MiB), virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi,
+// QEMU 30Mi, 8Mi per vCPU, 8Mi for the IO thread, and 32Mi of video RAM unless
+// autoattachGraphicsDevice is false.
 func KubeVirtMemoryOverhead(guest int64, vcpus int, graphics bool) int64 {
 	const mi = 1 << 20
 	o := (guest>>10)/512<<10 + (25+100+25+40+30)*mi + int64(vcpus)*8*mi + 8*mi

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +38,7 @@ func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 	}
 	res.Setup = map[string]string{
 		"memory":   "working set: the kubelet's /stats/summary for the pod; RSS and PSS: the sum of /proc/<pid>/smaps_rollup over every process in the pod's cgroup, 20 s after the VMI is Running (the guest booted meanwhile)",
-		"KubeVirt": "KubeVirt's virt-controller overhead (GetMemoryOverhead, renderresources.go, amd64, default graphics device): guest/512 page tables + 220Mi for its processes + 8Mi per vCPU + 8Mi IO thread + 32Mi video RAM",
+		"KubeVirt": "KubeVirt's virt-controller overhead (GetMemoryOverhead, kubevirt/kubevirt pkg/hypervisor/kvm/launcherhypervisorresources.go, formerly pkg/virt-controller/services/renderresources.go; amd64, default graphics device): guest/512 page tables + 220Mi for its processes + 8Mi per vCPU + 8Mi IO thread + 32Mi video RAM",
 	}
 	const ns = "bench-vm-memory"
 	if err := e.Namespace(ctx, ns); err != nil {
@@ -77,10 +80,14 @@ func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
+		procs := map[string]SmapsRollup{}
 		for _, pid := range pids {
 			if r, err := ReadSmapsRollup(pid); err == nil {
 				rss += r.RSS
 				pss += r.PSS
+				p := procs[ProcessName(pid)]
+				p.RSS, p.PSS, p.PSSAnon = p.RSS+r.RSS, p.PSS+r.PSS, p.PSSAnon+r.PSSAnon
+				procs[ProcessName(pid)] = p
 			}
 		}
 		ws, err := podWorkingSet(ctx, e, pod)
@@ -93,6 +100,7 @@ func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 		}
 		kv := KubeVirtMemoryOverhead(s.guest, s.vcpus, true)
 		res.AddRow(s.label, FmtMiB(ws), FmtMiB(rss), FmtMiB(pss), FmtMiB(pss-s.guest), FmtMiB(kv), FmtMiB(request-s.guest))
+		res.AddRow("· PSS by process (anonymous)", fmtProcs(procs), "", "", "", "", "")
 		name, goal := s.label+": PSS − guest RAM ≤ half of KubeVirt's overhead", "≤ "+FmtMiB(kv/2)
 		if pss < s.guest { // the guest touched less than its RAM: no overhead can be read off
 			res.Targets = append(res.Targets, Skipped(name, goal, "PSS "+FmtMiB(pss)+" is below the guest's RAM (untouched guest memory)"))
@@ -100,7 +108,7 @@ func RunVMMemory(ctx context.Context, e *Env) (*Result, error) {
 			res.Targets = append(res.Targets, NewCheck(name, goal, FmtMiB(pss-s.guest), pss-s.guest <= kv/2))
 		}
 		records = append(records, map[string]any{"vm": s.label, "guestBytes": s.guest, "vcpus": s.vcpus, "workingSetBytes": ws,
-			"rssBytes": rss, "pssBytes": pss, "processes": len(pids), "kubevirtOverheadBytes": kv, "podRequestBytes": request})
+			"rssBytes": rss, "pssBytes": pss, "processes": len(pids), "byProcess": procs, "kubevirtOverheadBytes": kv, "podRequestBytes": request})
 		if err := deleteVMs(ctx, vms, vmis, ns); err != nil {
 			return res, err
 		}
@@ -172,4 +180,18 @@ func (e *Env) readyForVMs(ctx context.Context) (bool, string) {
 		ok, why = e.schedulableNode(ctx)
 	}
 	return ok, why
+}
+
+// fmtProcs renders the per-process PSS, largest first: "qemu-system-x86 150.2 MiB (anon 140.1), ...".
+func fmtProcs(procs map[string]SmapsRollup) string {
+	names := make([]string, 0, len(procs))
+	for n := range procs {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(procs[b].PSS, procs[a].PSS) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %s (anon %s)", n, FmtMiB(procs[n].PSS), FmtMiB(procs[n].PSSAnon))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -345,6 +345,42 @@ func TestControllerWritesPerStart(t *testing.T) {
 	}
 }
 
+// TestControllerWritesPerStandaloneStart counts the controllers' writes for a VMI created on its
+// own, until it is Scheduled: the launcher pod and one status write. The apiserver gives the VMI
+// its finalizer at creation, so the VMI controller does not patch it in.
+func TestControllerWritesPerStandaloneStart(t *testing.T) {
+	env := startControllers(t)
+	vmi := &kubevirtv1.VirtualMachineInstance{}
+	if err := yaml.Unmarshal([]byte(framework.VMIYAML("vmi-writes")), vmi); err != nil {
+		t.Fatal(err)
+	}
+	env.apiLog.reset()
+	env.kubeLog.reset()
+	created, err := env.admin.KubevirtV1().VirtualMachineInstances(ns).Create(context.Background(), vmi, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{kubevirtv1.VirtualMachineControllerFinalizer}; fmt.Sprint(created.Finalizers) != fmt.Sprint(want) {
+		t.Errorf("finalizers at creation: %v, want %v", created.Finalizers, want)
+	}
+	pod := env.launcherPod(created.UID)
+	env.schedule(pod, "node1")
+	env.eventually("Scheduled", func() (bool, error) {
+		v, err := env.vmi("vmi-writes")
+		return err == nil && v.Status.Phase == kubevirtv1.Scheduled && v.Status.NodeName == "node1", err
+	})
+	time.Sleep(1500 * time.Millisecond) // anything still to come (past the scheduling grace) would be an extra write
+	writes := append(env.apiLog.get(), env.kubeLog.get()...)
+	sort.Strings(writes)
+	want := []string{
+		"PUT virtualmachineinstances/status 200", // VMI controller: Scheduled, nodeName
+		"create pods",                            // VMI controller: the launcher pod
+	}
+	if fmt.Sprint(writes) != fmt.Sprint(want) {
+		t.Errorf("writes per standalone start:\n got %d: %v\nwant %d: %v", len(writes), writes, len(want), want)
+	}
+}
+
 // TestControllerLifecycle drives a VM through stop, start, restart through the subresource's
 // state change requests, and adoption of an orphaned instance.
 func TestControllerLifecycle(t *testing.T) {

@@ -33,7 +33,8 @@ type resourceCase struct {
 func resourceCases() []resourceCase {
 	return []resourceCase{
 		{name: "VirtualMachine", gvr: framework.VMs, manifest: framework.VMYAML, labelKey: "patched"},
-		{name: "VirtualMachineInstance", gvr: framework.VMIs, manifest: framework.VMIYAML, labelKey: "patched"},
+		{name: "VirtualMachineInstance", gvr: framework.VMIs, manifest: framework.VMIYAML, labelKey: "patched",
+			serverFinalizer: "kubevirt.io/virtualMachineControllerFinalize"},
 		{name: "VirtualMachineInstanceReplicaSet", gvr: framework.VMIRS, manifest: func(n string) string { return framework.VMIRSYAML(n, 2) }, labelKey: "patched"},
 		// A migration of the instance of the same name: the server refuses one of an instance
 		// that does not exist, and a second one in flight for the same instance.

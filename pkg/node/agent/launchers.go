@@ -54,6 +54,10 @@ type launcher struct {
 	// guestInterfaces is what the guest agent last said of the guest's interfaces (sync
 	// workers only).
 	guestInterfaces []virt.GuestInterface
+	// podIPs are the pod interface's addresses as the network preparation found them (sync
+	// workers only): the status reports them when the kubelet has not yet written the pod's
+	// IPs into its status, so that the start's Running status needs no second write for them.
+	podIPs []string
 	// closed is closed once the attachment is (tests wait for an asynchronous drop).
 	closed    chan struct{}
 	closeOnce sync.Once

@@ -14,8 +14,10 @@ import (
 // (for the masquerade binding: tap device, bridge, NAT and the guest's DHCP
 // configuration; package network). libvirtSocket is the launcher's libvirt
 // socket and runDir its private directory, as the agent reaches them. It
-// must be idempotent: it runs before every definition of the domain.
-type PrepareNetworkFunc func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error
+// must be idempotent: it runs before every definition of the domain. It
+// returns the pod's IPs as the pod's interface has them (none when the
+// instance has no interface on the pod network).
+type PrepareNetworkFunc func(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) ([]string, error)
 
 // network prepares the pod network of vmi in the launcher pod l
 // before a domain is defined there. It is the one entry point for every pod
@@ -25,9 +27,11 @@ func (p *domainPreparer) network(ctx context.Context, vmi *kubevirtv1.VirtualMac
 	if p.prepareNetwork == nil {
 		return nil
 	}
-	if err := p.prepareNetwork(ctx, vmi, l.fs.Private.Path(podfs.LibvirtSocket), l.fs.Private.Path("")); err != nil {
+	ips, err := p.prepareNetwork(ctx, vmi, l.fs.Private.Path(podfs.LibvirtSocket), l.fs.Private.Path(""))
+	if err != nil {
 		return fmt.Errorf("preparing the pod network: %w", err)
 	}
+	l.podIPs = ips
 	return nil
 }
 

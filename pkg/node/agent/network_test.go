@@ -9,10 +9,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/node/podfs"
 )
+
+// netnsIP is the pod IP the recorded network preparation finds on the pod's interface.
+const netnsIP = "10.88.1.9"
 
 // netCall is one PrepareNetwork call with the libvirt calls made before it.
 type netCall struct {
@@ -24,16 +28,16 @@ type netCall struct {
 // failing with fail while it is set.
 func recordNetwork(e *env, fail *error) *[]netCall {
 	var calls []netCall
-	e.agent.instances.prepare.prepareNetwork = func(_ context.Context, vmi *kubevirtv1.VirtualMachineInstance, socket, runDir string) error {
+	e.agent.instances.prepare.prepareNetwork = func(_ context.Context, vmi *kubevirtv1.VirtualMachineInstance, socket, runDir string) ([]string, error) {
 		// The run directory is the launcher's private volume: leave a file there.
 		if err := os.WriteFile(filepath.Join(runDir, "network-prepared"), []byte(vmi.Name), 0o644); err != nil {
-			return err
+			return nil, err
 		}
 		calls = append(calls, netCall{vmi: vmi.Name, socket: socket, runDir: runDir, libvirtBefore: e.daemon.Calls()})
 		if fail != nil {
-			return *fail
+			return nil, *fail
 		}
-		return nil
+		return []string{netnsIP}, nil
 	}
 	return &calls
 }
@@ -95,5 +99,37 @@ func TestNetworkFailureHoldsTheStart(t *testing.T) {
 	}
 	if got := e.daemon.Calls(); len(got) == 0 || got[len(got)-1] != "Start "+domain {
 		t.Errorf("calls %v, want the domain started after the retry", got)
+	}
+}
+
+// TestRunningStatusHasThePodIPBeforeTheKubelet: the kubelet writes the pod's IPs into its
+// status at its next status update, often after the domain started. The start's Running status
+// takes them from the pod's interface, so that the kubelet's update costs no second write.
+func TestRunningStatusHasThePodIPBeforeTheKubelet(t *testing.T) {
+	e := newEnv(t)
+	recordNetwork(e, nil)
+	e.addVMI(scheduledVMI())
+	pod := e.addPod("virt-launcher-vm-abcde", podUID, netnsIP, true)
+	pod.Status.PodIP, pod.Status.PodIPs = "", nil
+	if err := e.pods.Update(pod); err != nil {
+		t.Fatal(err)
+	}
+	e.sync()
+	st := e.getVMI().Status
+	if st.Phase != kubevirtv1.Running || len(st.Interfaces) != 1 || st.Interfaces[0].IP != netnsIP ||
+		!cmp.Equal(st.Interfaces[0].IPs, []string{netnsIP}) {
+		t.Fatalf("phase %s, interfaces %+v: want Running with the pod interface's IP %s", st.Phase, st.Interfaces, netnsIP)
+	}
+	writes := e.writeCount()
+
+	// The kubelet catches up: the same IP, nothing to write.
+	pod = pod.DeepCopy()
+	pod.Status.PodIP, pod.Status.PodIPs = netnsIP, []corev1.PodIP{{IP: netnsIP}}
+	if err := e.pods.Update(pod); err != nil {
+		t.Fatal(err)
+	}
+	e.sync()
+	if got := e.writeCount(); got != writes {
+		t.Errorf("%d status writes after the kubelet reported the pod's IP, want none", got-writes)
 	}
 }

@@ -61,7 +61,7 @@ func (g *guestInfo) running(ctx context.Context, vmi *kubevirtv1.VirtualMachineI
 	}
 	st.FSFreezeStatus = l.freeze.status()
 	g.domain(ctx, vmi, l, &st)
-	st.Interfaces = interfaceStatus(vmi, pod, l.details.Load(), l.guestInterfaces)
+	st.Interfaces = interfaceStatus(vmi, pod, l.podIPs, l.details.Load(), l.guestInterfaces)
 	if paused {
 		reason, msg := ReasonPausedByUser, "VMI was paused by user"
 		switch info.Reason {
@@ -141,7 +141,7 @@ func finalStatus(vmi *kubevirtv1.VirtualMachineInstance, phase kubevirtv1.Virtua
 // those are what the status shows (as KubeVirt does). The MAC is the domain's;
 // where the guest agent reports an interface with that MAC, its name in the
 // guest too (info source "domain, guest-agent").
-func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, details *virt.DomainDetails, guest []virt.GuestInterface) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
+func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, netnsIPs []string, details *virt.DomainDetails, guest []virt.GuestInterface) []kubevirtv1.VirtualMachineInstanceNetworkInterface {
 	podNets := map[string]bool{}
 	for _, n := range vmi.Spec.Networks {
 		if n.Pod != nil {
@@ -154,6 +154,11 @@ func interfaceStatus(vmi *kubevirtv1.VirtualMachineInstance, pod *corev1.Pod, de
 	}
 	if len(ips) == 0 && pod.Status.PodIP != "" {
 		ips = []string{pod.Status.PodIP}
+	}
+	if len(ips) == 0 {
+		// The kubelet writes the pod's IPs only at its next status update, often after the
+		// domain started: the pod's interface has them already.
+		ips = netnsIPs
 	}
 	var out []kubevirtv1.VirtualMachineInstanceNetworkInterface
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {

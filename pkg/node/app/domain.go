@@ -53,7 +53,7 @@ func CloudInitISO(kind agent.CloudInitKind, vmi *kubevirtv1.VirtualMachineInstan
 
 // PrepareNetwork is the agent's PrepareNetworkFunc on package network: the
 // masquerade binding's tap, bridge, NAT and DHCP configuration in the pod.
-func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) error {
+func PrepareNetwork(ctx context.Context, vmi *kubevirtv1.VirtualMachineInstance, libvirtSocket, runDir string) ([]string, error) {
 	return network.Prepare(ctx, vmi, network.Launcher{LibvirtSocket: libvirtSocket, RunDir: runDir})
 }
 

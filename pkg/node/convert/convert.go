@@ -71,6 +71,9 @@ func convert(vmi *kubevirtv1.VirtualMachineInstance, c Context) (*Domain, field.
 
 	features, e := convertFeatures(spec, p)
 	collect(e)
+	if c.Emulation {
+		features.TCG = tcgFeatures()
+	}
 	d.Features = features
 
 	clock, e := convertClock(spec, p)

@@ -185,6 +185,20 @@ type Features struct {
 	PVSpinlock *FeatureState `xml:"pvspinlock,omitempty"`
 	// SMM turns System Management Mode on or off.
 	SMM *FeatureState `xml:"smm,omitempty"`
+	// TCG holds the settings of QEMU's emulator (domain type "qemu").
+	TCG *FeatureTCG `xml:"tcg,omitempty"`
+}
+
+// FeatureTCG holds the settings of QEMU's emulator.
+type FeatureTCG struct {
+	// TBCache is the size of the translation cache (QEMU's -accel tcg,tb-size).
+	TBCache *Size `xml:"tb-cache,omitempty"`
+}
+
+// Size is an amount with its unit.
+type Size struct {
+	Unit  string `xml:"unit,attr"`
+	Value uint64 `xml:",chardata"`
 }
 
 // FeatureState is an on/off feature.

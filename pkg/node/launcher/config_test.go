@@ -196,7 +196,7 @@ func TestOptionsCompleteAndValidate(t *testing.T) {
 	o.Complete()
 	want := Options{
 		RunDir: "/var/run/nativevirt", ConfigDir: "/etc/libvirt",
-		Libvirtd: "/usr/sbin/libvirtd", Virtlogd: "/usr/sbin/virtlogd", StateRoot: "/",
+		Libvirtd: "/usr/sbin/libvirtd", StateRoot: "/",
 		ClaimsDir: "/var/run/nativevirt-pvcs", ConfigVolumesDir: "/var/run/nativevirt-config", DisksDir: "/var/run/nativevirt-disks",
 		OffGrace: 2 * time.Second, PollInterval: 500 * time.Millisecond, ResyncInterval: 10 * time.Second,
 		StartTimeout: 2 * time.Minute, DaemonStopTimeout: 5 * time.Second, ResolvConf: "/etc/resolv.conf",

@@ -5,8 +5,9 @@
 //
 //   - it writes libvirtd.conf and qemu.conf for an unprivileged container (socket in the run
 //     directory, no authentication on the socket, QEMU as root, no cgroups, no xattrs),
-//   - starts virtlogd and libvirtd as children and reaps every child, including the QEMU
-//     processes that libvirt daemonizes and that the kernel re-parents to the launcher,
+//   - starts libvirtd as its child (and virtlogd only when --virtlogd names it: QEMU writes its
+//     own logs, stdio_handler = "file") and reaps every child, including the QEMU processes
+//     that libvirt daemonizes and that the kernel re-parents to the launcher,
 //   - touches <run-dir>/ready once libvirtd answers on <run-dir>/libvirt/libvirt-sock,
 //   - serves the guest's DHCP (package dhcp) on the pod's bridge once the node agent has
 //     prepared the pod network and written <run-dir>/dhcp.json (masquerade binding; port 67

@@ -84,6 +84,11 @@ func becomeSubreaper() error {
 
 // start runs argv[0] with argv and the launcher's environment, stdout and stderr.
 func (s *supervisor) start(name string, argv []string) (*child, error) {
+	return s.startEnv(name, argv, nil)
+}
+
+// startEnv is start with extra environment variables (NAME=value) besides the launcher's own.
+func (s *supervisor) startEnv(name string, argv, env []string) (*child, error) {
 	null, err := devNull()
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
@@ -92,7 +97,7 @@ func (s *supervisor) start(name string, argv []string) (*child, error) {
 	defer s.mu.Unlock()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Dir:   "/",
-		Env:   os.Environ(),
+		Env:   append(os.Environ(), env...),
 		Files: []uintptr{null.Fd(), 1, 2},
 		// Its own process group: a terminal's ^C reaches the launcher, which stops the daemons
 		// in order, rather than every process at once.

@@ -33,6 +33,24 @@ type addr struct {
 	Family    string `json:"family"`
 	Local     string `json:"local"`
 	PrefixLen int    `json:"prefixlen"`
+	Scope     string `json:"scope"`
+}
+
+// globalAddresses are the link's addresses of global scope, IPv4 first (as the pod's IPs are
+// listed in a dual-stack pod's status).
+func (l link) globalAddresses() []string {
+	var v4, v6 []string
+	for _, a := range l.Addrs {
+		if a.Scope != "global" || a.Local == "" {
+			continue
+		}
+		if a.Family == "inet" {
+			v4 = append(v4, a.Local)
+		} else {
+			v6 = append(v6, a.Local)
+		}
+	}
+	return append(v4, v6...)
 }
 
 // kind is the link's kind ("bridge", "tun", "veth"), "" for a plain device.

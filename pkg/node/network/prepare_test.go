@@ -70,10 +70,10 @@ func TestApplyCommands(t *testing.T) {
 
 func TestPrepareWithoutPodNetwork(t *testing.T) {
 	// Nothing to do: the launcher is not even contacted.
-	if err := Prepare(context.Background(), &kubevirtv1.VirtualMachineInstance{}, Launcher{LibvirtSocket: "/nonexistent"}); err != nil {
-		t.Errorf("Prepare: %v", err)
+	if ips, err := Prepare(context.Background(), &kubevirtv1.VirtualMachineInstance{}, Launcher{LibvirtSocket: "/nonexistent"}); err != nil || ips != nil {
+		t.Errorf("Prepare: %v, %v", ips, err)
 	}
-	if err := Prepare(context.Background(), podVMI(kubevirtv1.Interface{}, nil), Launcher{LibvirtSocket: "/nonexistent"}); err == nil {
+	if _, err := Prepare(context.Background(), podVMI(kubevirtv1.Interface{}, nil), Launcher{LibvirtSocket: "/nonexistent"}); err == nil {
 		t.Error("unreachable launcher: no error")
 	}
 }
@@ -111,5 +111,24 @@ func TestSocketPeerNetNS(t *testing.T) {
 	}
 	if _, err := OpenNetNS("/proc/self/ns/mnt"); err == nil || !strings.Contains(err.Error(), "not a network namespace") {
 		t.Errorf("a mount namespace: %v", err)
+	}
+}
+
+func TestApplyFindsThePodIPs(t *testing.T) {
+	p, err := PlanFor(podVMI(kubevirtv1.Interface{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ip -json as it prints a dual-stack pod: link-local and loopback addresses are not the pod's.
+	links := `[{"ifindex":1,"ifname":"lo","mtu":65536,"addr_info":[{"family":"inet","local":"127.0.0.1","prefixlen":8,"scope":"host"}]},
+{"ifindex":2,"ifname":"eth0","mtu":1450,"linkinfo":{"info_kind":"veth"},"addr_info":[
+ {"family":"inet6","local":"fd00::7","prefixlen":64,"scope":"global"},{"family":"inet6","local":"fe80::1","prefixlen":64,"scope":"link"},
+ {"family":"inet","local":"10.88.0.7","prefixlen":16,"scope":"global"}]}]`
+	res, err := apply(context.Background(), &fakeRunner{links: links}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"10.88.0.7", "fd00::7"}, res.podIPs); diff != "" {
+		t.Errorf("pod IPs (-want +got):\n%s", diff)
 	}
 }

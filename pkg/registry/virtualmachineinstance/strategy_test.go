@@ -2,6 +2,7 @@ package virtualmachineinstance
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,6 +47,14 @@ func TestPrepareForCreateAndStatus(t *testing.T) {
 	}
 	if vmi.Spec.Domain.Firmware == nil || vmi.Spec.Domain.Firmware.UUID != defaulting.FirmwareUUID("ns1", "vmi1") {
 		t.Errorf("firmware uuid not derived from namespace/name: %+v", vmi.Spec.Domain.Firmware)
+	}
+	if want := []string{kubevirtv1.VirtualMachineControllerFinalizer}; !slices.Equal(vmi.Finalizers, want) {
+		t.Errorf("finalizers after create: %v, want %v", vmi.Finalizers, want)
+	}
+	// An instance of a VM carries it already: not twice.
+	main.PrepareForCreate(context.Background(), vmi)
+	if len(vmi.Finalizers) != 1 {
+		t.Errorf("finalizers after a second create: %v", vmi.Finalizers)
 	}
 	old := vmi.DeepCopy()
 	upd := vmi.DeepCopy()
