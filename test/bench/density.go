@@ -136,7 +136,10 @@ func RunDensity(ctx context.Context, e *Env, cfg DensityConfig) (*Result, error)
 	res.AddRow("· writes per plain pod to pods (its creation left out)", fmt.Sprintf("%.1f", plainWrites), "", "", "", "", "")
 	res.AddRow("· writes per VMI beyond a plain pod's: VMIs + pods − plain pod", fmt.Sprintf("%.1f + %.1f − %.1f = %.1f", writes, podWrites, plainWrites, writes+podWrites-plainWrites), "", "", "", "", "")
 	res.Targets = append(res.Targets,
-		NewCheck("VMIs: writes per VMI to VMIs and pods", "≤ 3", fmt.Sprintf("%.1f", writes+podWrites), writes+podWrites <= densityWritesGoal))
+		// KubeVirt's yardstick counts its own components' requests (UPDATE-vmi, PATCH-pods); the
+		// kubelet's, the scheduler's and Multus' writes, which a plain pod costs too, are not.
+		NewCheck("VMIs: NativeVirt's writes per VMI to VMIs and pods (beyond a plain pod's)", "≤ 3",
+			fmt.Sprintf("%.1f", writes+podWrites-plainWrites), writes+podWrites-plainWrites <= densityWritesGoal))
 	densityTargets(res, "VMIs", vmiTimes, cfg.N)
 
 	// Phase 2: N VMs and N plain pods, alternating.
