@@ -28,6 +28,19 @@ type ProcRoots struct {
 // sandbox. The kubelet puts every container of a pod in a cgroup named after the pod's UID
 // (pod<uid> with cgroupfs, pod<uid_with_underscores> with systemd).
 func (r ProcRoots) ContainerRoot(podUID types.UID, probe string) (string, error) {
+	root, err := r.podProcess(podUID, func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "root", probe))
+		return err == nil
+	})
+	if err != nil || root != "" {
+		return root, err
+	}
+	return "", fmt.Errorf("pod %s: %w showing %s", podUID, ErrNoContainer, probe)
+}
+
+// podProcess returns /proc/<pid>/root of the first process in the pod's cgroup for whose
+// /proc/<pid> directory match holds, or "" when none does.
+func (r ProcRoots) podProcess(podUID types.UID, match func(dir string) bool) (string, error) {
 	proc := r.Proc
 	if proc == "" {
 		proc = "/proc"
@@ -43,15 +56,11 @@ func (r ProcRoots) ContainerRoot(podUID types.UID, probe string) (string, error)
 			continue
 		}
 		dir := filepath.Join(proc, e.Name())
-		if !inPodCgroup(filepath.Join(dir, "cgroup"), uid, alt) {
-			continue
-		}
-		root := filepath.Join(dir, "root")
-		if _, err := os.Stat(filepath.Join(root, probe)); err == nil {
-			return root, nil
+		if inPodCgroup(filepath.Join(dir, "cgroup"), uid, alt) && match(dir) {
+			return filepath.Join(dir, "root"), nil
 		}
 	}
-	return "", fmt.Errorf("pod %s: %w showing %s", podUID, ErrNoContainer, probe)
+	return "", nil
 }
 
 func inPodCgroup(path, uid, alt string) bool {
@@ -75,26 +84,12 @@ func inPodCgroup(path, uid, alt string) bool {
 // resolving paths in it (an absolute symbolic link in a container, such as /var/run -> /run,
 // resolves against the node's root when followed from /proc/<pid>/root).
 func (r ProcRoots) ProcessRoot(podUID types.UID, comm string) (string, error) {
-	proc := r.Proc
-	if proc == "" {
-		proc = "/proc"
-	}
-	entries, err := os.ReadDir(proc)
-	if err != nil {
-		return "", err
-	}
-	uid := string(podUID)
-	alt := strings.ReplaceAll(uid, "-", "_")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		dir := filepath.Join(proc, e.Name())
+	root, err := r.podProcess(podUID, func(dir string) bool {
 		name, err := os.ReadFile(filepath.Join(dir, "comm"))
-		if err != nil || !strings.HasPrefix(string(name), comm) || !inPodCgroup(filepath.Join(dir, "cgroup"), uid, alt) {
-			continue
-		}
-		return filepath.Join(dir, "root"), nil
+		return err == nil && strings.HasPrefix(string(name), comm)
+	})
+	if err != nil || root != "" {
+		return root, err
 	}
 	return "", fmt.Errorf("pod %s: %w running %s", podUID, ErrNoContainer, comm)
 }
