@@ -113,13 +113,38 @@ func TestPersistentVolumeClaimDisk(t *testing.T) {
 // the test's namespace bound to it, 64 MiB, with the access mode given. It returns the directory.
 func (e *ctrlEnv) hostPathClaim(name string, mode corev1.PersistentVolumeAccessMode) string {
 	e.t.Helper()
+	hostDir, pvName := e.hostPathPV(name, mode)
+	size := *resource.NewQuantity(pvcSize, resource.BinarySI)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+			StorageClassName: ptrTo(manualClass),
+			VolumeName:       pvName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(context.Background(), pvc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	return hostDir
+}
+
+// manualClass is the class of the PersistentVolumes of hostPathPV (no StorageClass object: the
+// claims name their volume).
+const manualClass = "nativevirt-e2e-manual"
+
+// hostPathPV creates a 64 MiB PersistentVolume of class manualClass with the access mode given on
+// a fresh directory of this machine, for a claim named name; it returns the directory and the
+// volume's name.
+func (e *ctrlEnv) hostPathPV(name string, mode corev1.PersistentVolumeAccessMode) (string, string) {
+	e.t.Helper()
 	ctx := context.Background()
 	hostDir, err := os.MkdirTemp("", "nativevirt-e2e-pv-")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
-	const class = "nativevirt-e2e-manual"
 	pvName := e.ns + "-" + name
 	size := *resource.NewQuantity(pvcSize, resource.BinarySI)
 	pv := &corev1.PersistentVolume{
@@ -128,7 +153,7 @@ func (e *ctrlEnv) hostPathClaim(name string, mode corev1.PersistentVolumeAccessM
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{mode},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              class,
+			StorageClassName:              manualClass,
 			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
 				Path: hostDir, Type: ptrTo(corev1.HostPathDirectory)}},
 		},
@@ -139,19 +164,7 @@ func (e *ctrlEnv) hostPathClaim(name string, mode corev1.PersistentVolumeAccessM
 	e.t.Cleanup(func() {
 		_ = e.kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
 	})
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
-			StorageClassName: ptrTo(class),
-			VolumeName:       pvName,
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
-		},
-	}
-	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	return hostDir
+	return hostDir, pvName
 }
 
 // withClaimDisk adds a virtio disk with serial nvdata on claim `claim` to the VM's template.
