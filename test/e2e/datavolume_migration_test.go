@@ -87,21 +87,7 @@ func TestLiveMigrationSharedDataVolume(t *testing.T) {
 	f.writeClaimDisk(before, 0)
 	f.fileHas(image, before)
 
-	f.cli.run("migrate", demoVM)
-	m := f.migrationOf(demoVM, nil)
-	m = f.migrationPhase(m.Name, migrationTimeout, kubevirtv1.MigrationSucceeded)
-	f.logMigration(m)
-	v, err := f.vmi(demoVM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.UID != vmi.UID || v.Status.NodeName == source.Spec.NodeName {
-		t.Fatalf("after the migration: instance %s on node %s, want %s on another node than %s", v.UID, v.Status.NodeName, vmi.UID, source.Spec.NodeName)
-	}
-	target := f.targetPod(m.UID, true)
-	if !hasMount(target.Spec.Containers[0], "data", "/var/run/nativevirt-pvcs/data") {
-		t.Errorf("target pod %s does not mount the DataVolume's claim", target.Name)
-	}
+	v := f.migrateWithClaim(vmi, source, "the DataVolume's claim")
 	f.fileHas(image, before)
 	t.Logf("guest on DataVolume %s (ReadWriteMany) moved %s → %s; %q on the shared disk", dv.Name, source.Spec.NodeName, v.Status.NodeName, before)
 }

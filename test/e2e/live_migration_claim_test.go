@@ -57,21 +57,7 @@ func TestLiveMigrationSharedClaim(t *testing.T) {
 	dev := f.writeClaimDisk(before, 0)
 	f.fileHas(image, before)
 
-	f.cli.run("migrate", demoVM)
-	m := f.migrationOf(demoVM, nil)
-	m = f.migrationPhase(m.Name, migrationTimeout, kubevirtv1.MigrationSucceeded)
-	f.logMigration(m)
-	v, err := f.vmi(demoVM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.UID != vmi.UID || v.Status.NodeName == source.Spec.NodeName {
-		t.Fatalf("after the migration: instance %s on node %s, want %s on another node than %s", v.UID, v.Status.NodeName, vmi.UID, source.Spec.NodeName)
-	}
-	target := f.targetPod(m.UID, true)
-	if !hasMount(target.Spec.Containers[0], "data", "/var/run/nativevirt-pvcs/data") {
-		t.Errorf("target pod %s does not mount the shared claim", target.Name)
-	}
+	v := f.migrateWithClaim(vmi, source, "the shared claim")
 
 	// On the target: the data written on the source is there, and new writes reach the volume.
 	s := f.cli.console(demoVM)
@@ -92,6 +78,29 @@ func TestLiveMigrationSharedClaim(t *testing.T) {
 	f.fileHas(image, after)
 	t.Logf("guest moved %s → %s with its ReadWriteMany disk /dev/%s: %q read back on the target, %q written there reached %s",
 		source.Spec.NodeName, v.Status.NodeName, dev, before, after, image)
+}
+
+// migrateWithClaim live-migrates the demo VM, whose instance vmi runs in the launcher pod
+// source, and checks that the same instance now runs on another node in a target pod that mounts
+// the claim of the volume "data" (what names it in a failure). It returns the instance after.
+func (f *flow) migrateWithClaim(vmi *kubevirtv1.VirtualMachineInstance, source *corev1.Pod, what string) *kubevirtv1.VirtualMachineInstance {
+	f.t.Helper()
+	f.cli.run("migrate", demoVM)
+	m := f.migrationOf(demoVM, nil)
+	m = f.migrationPhase(m.Name, migrationTimeout, kubevirtv1.MigrationSucceeded)
+	f.logMigration(m)
+	v, err := f.vmi(demoVM)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if v.UID != vmi.UID || v.Status.NodeName == source.Spec.NodeName {
+		f.t.Fatalf("after the migration: instance %s on node %s, want %s on another node than %s", v.UID, v.Status.NodeName, vmi.UID, source.Spec.NodeName)
+	}
+	target := f.targetPod(m.UID, true)
+	if !hasMount(target.Spec.Containers[0], "data", "/var/run/nativevirt-pvcs/data") {
+		f.t.Errorf("target pod %s does not mount %s", target.Name, what)
+	}
+	return v
 }
 
 // writeClaimDisk writes marker at byte offset off of the guest's nvdata disk through the console
