@@ -39,6 +39,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
+	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
 
 const (
@@ -409,7 +410,7 @@ func (f *flow) killAgent(launcher *corev1.Pod) {
 		f.dump()
 		f.t.Fatalf("host processes: node agent %v, QEMU %v; want one each", agentPIDs, qemuPIDs)
 	}
-	qemuStart := procStartTime(qemuPIDs[0])
+	qemuStart := framework.ProcStartTime(qemuPIDs[0])
 	f.t.Logf("kill -9 %d (node agent of pod %s); QEMU of %s is PID %d", agentPIDs[0], agent.Name, launcher.Name, qemuPIDs[0])
 	if err := syscall.Kill(agentPIDs[0], syscall.SIGKILL); err != nil {
 		f.t.Fatal(err)
@@ -431,7 +432,7 @@ func (f *flow) killAgent(launcher *corev1.Pod) {
 		pids := podProcesses(agent.UID, "nativevirt-hand")
 		return len(pids) == 1 && pids[0] != agentPIDs[0], fmt.Errorf("agent processes %v", pids)
 	})
-	if got := podProcesses(launcher.UID, "qemu-system"); len(got) != 1 || got[0] != qemuPIDs[0] || procStartTime(got[0]) != qemuStart {
+	if got := podProcesses(launcher.UID, "qemu-system"); len(got) != 1 || got[0] != qemuPIDs[0] || framework.ProcStartTime(got[0]) != qemuStart {
 		f.dump()
 		f.t.Fatalf("QEMU processes after the agent restart %v, want the same PID %d", got, qemuPIDs[0])
 	}
@@ -478,26 +479,6 @@ func podProcesses(uid types.UID, comm string) []int {
 		}
 	}
 	return pids
-}
-
-// procStartTime is field 22 of /proc/PID/stat (start time in clock ticks): a PID reused by
-// another process has another start time.
-func procStartTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	// The command name (field 2) may contain spaces; fields after it are plain.
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
 }
 
 func lastLines(s string, n int) string {

@@ -27,6 +27,8 @@ import (
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
 
 // proc is one process: its PID and its start time (clock ticks after boot), which tell a
@@ -69,7 +71,7 @@ func scanProcs(comms ...string) []procInfo {
 		if len(comms) > 0 && !hasAnyPrefix(comm, comms) {
 			continue
 		}
-		p := procInfo{proc: proc{PID: pid, Start: procStartTime(pid)}, comm: comm}
+		p := procInfo{proc: proc{PID: pid, Start: framework.ProcStartTime(pid)}, comm: comm}
 		if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil {
 			p.cmdline = strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
 		}
@@ -95,24 +97,6 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
-}
-
-// procStartTime is field 22 of /proc/PID/stat; empty when the process is gone.
-func procStartTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
 }
 
 // qemuDomain is the libvirt domain a QEMU process runs (its `-name guest=NAME,...`), or "".
@@ -183,14 +167,14 @@ func podProcs(uid types.UID, comm string) []proc {
 
 // kill sends SIGKILL to p unless its PID now names another process.
 func kill(p proc) error {
-	if procStartTime(p.PID) != p.Start {
+	if framework.ProcStartTime(p.PID) != p.Start {
 		return fmt.Errorf("%s is gone", p)
 	}
 	return syscall.Kill(p.PID, syscall.SIGKILL)
 }
 
 // alive reports whether p still runs (same PID, same start time).
-func alive(p proc) bool { return procStartTime(p.PID) == p.Start }
+func alive(p proc) bool { return framework.ProcStartTime(p.PID) == p.Start }
 
 // nodeProc is a process hack/cluster started for a node (containerd-NODE, kubelet-NODE), read
 // from its PID file and checked against the executable recorded beside it.
@@ -211,7 +195,7 @@ func nodeProc(stateDir, name string) (proc, error) {
 	if err != nil || exe != strings.TrimSpace(string(want)) {
 		return proc{}, fmt.Errorf("%s (PID %d) does not run (%v)", name, pid, err)
 	}
-	return proc{PID: pid, Start: procStartTime(pid)}, nil
+	return proc{PID: pid, Start: framework.ProcStartTime(pid)}, nil
 }
 
 // podsCgroup is the cgroup under which a node's kubelet puts its pods: kubepods under the
