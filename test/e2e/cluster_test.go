@@ -46,48 +46,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-// runTests brings the cluster up, runs the tests and takes the cluster down again if it
-// started it here, unless NV_E2E_KEEP=1.
-func runTests(m *testing.M) int {
-	if os.Geteuid() != 0 {
-		skipReason = "e2e tests need root: they start a local Kubernetes (bridge, containerd, kubelet); run them as root or in CI"
-		fmt.Fprintln(os.Stderr, "e2e: SKIP:", skipReason)
-		return m.Run()
-	}
-	c, err := framework.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), upTimeout)
-	defer cancel()
-	start := time.Now()
-	if err := c.Up(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: bringing the cluster up: %v (logs in %s)\n", err, c.LogsDir())
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "e2e: cluster of %d node(s) (NV_NODES) up in %s (started here: %t)\n", c.Nodes(), time.Since(start).Round(time.Second), c.StartedHere())
-	cluster = c
-
-	code := m.Run()
-
-	switch {
-	case os.Getenv("NV_E2E_KEEP") == "1":
-		fmt.Fprintf(os.Stderr, "e2e: NV_E2E_KEEP=1: cluster kept; export KUBECONFIG=%s\n", c.Kubeconfig(framework.AdminUser))
-	case !c.StartedHere():
-		fmt.Fprintln(os.Stderr, "e2e: the cluster was up before the tests: left running")
-	default:
-		if err := c.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: taking the cluster down:", err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
+	os.Exit(framework.RunMain(m, "e2e", upTimeout, func(c *framework.Cluster, skip string) {
+		cluster, skipReason = c, skip
+	}))
 }
 
 // requireCluster skips t when the e2e tests cannot run here, else returns the cluster.

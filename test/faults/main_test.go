@@ -51,44 +51,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	if os.Geteuid() != 0 {
-		skipReason = "the fault tests need root: they start a local Kubernetes and kill its processes"
-		fmt.Fprintln(os.Stderr, "faults: SKIP:", skipReason)
-		return m.Run()
-	}
-	c, err := framework.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), upTimeout)
-	defer cancel()
-	start := time.Now()
-	if err := c.Up(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "faults: bringing the cluster up: %v (logs in %s)\n", err, c.LogsDir())
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "faults: cluster of %d node(s) up in %s\n", c.Nodes(), time.Since(start).Round(time.Second))
-	cluster = c
-	code := m.Run()
-	switch {
-	case os.Getenv("NV_E2E_KEEP") == "1":
-		fmt.Fprintf(os.Stderr, "faults: NV_E2E_KEEP=1: cluster kept; export KUBECONFIG=%s\n", c.Kubeconfig(framework.AdminUser))
-	case !c.StartedHere():
-		fmt.Fprintln(os.Stderr, "faults: the cluster was up before the tests: left running")
-	default:
-		if err := c.Down(); err != nil {
-			fmt.Fprintln(os.Stderr, "faults: taking the cluster down:", err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
+	os.Exit(framework.RunMain(m, "faults", upTimeout, func(c *framework.Cluster, skip string) {
+		cluster, skipReason = c, skip
+	}))
 }
 
 // env is one test's view of the cluster: clients, its namespace, the cluster itself.
