@@ -13,6 +13,7 @@ import (
 
 	cdiv1beta1 "github.com/nativevirt/nativevirt/pkg/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/datavolumes"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/ownerref"
 )
 
@@ -63,17 +64,8 @@ func dataVolumeFailed(dv *cdiv1beta1.DataVolume) bool {
 	if dv.Status.Phase == cdiv1beta1.Failed {
 		return true
 	}
-	for _, c := range dv.Status.Conditions {
-		if c.Type == cdiv1beta1.DataVolumeRunning && c.Status == corev1.ConditionFalse && dataVolumeRunningErrors[c.Reason] {
-			return true
-		}
-	}
-	return false
-}
-
-// dataVolumeUsable says whether an instance may start on a DataVolume in phase p.
-func dataVolumeUsable(p cdiv1beta1.DataVolumePhase) bool {
-	return p == cdiv1beta1.Succeeded || p == cdiv1beta1.WaitForFirstConsumer || p == cdiv1beta1.PendingPopulation
+	c := datavolumes.Condition(dv, cdiv1beta1.DataVolumeRunning)
+	return c != nil && c.Status == corev1.ConditionFalse && dataVolumeRunningErrors[c.Reason]
 }
 
 // ClaimName is the claim a DataVolume fills: status.claimName, else the DataVolume's name.
@@ -186,7 +178,7 @@ func (a *dataVolumeAPI) state(vm *kubevirtv1.VirtualMachine) (volumeState, error
 			if dataVolumeFailed(dv) {
 				failed[dv.Name] = true
 			}
-			if !dataVolumeUsable(dv.Status.Phase) {
+			if !datavolumes.Usable(dv.Status.Phase) {
 				st.ready = false
 				st.provisioning = true
 				continue

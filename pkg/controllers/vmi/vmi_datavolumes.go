@@ -13,6 +13,7 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	cdiinformers "github.com/nativevirt/nativevirt/pkg/client/informers/externalversions/cdi/v1beta1"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/conditions"
+	"github.com/nativevirt/nativevirt/pkg/controllers/internal/datavolumes"
 	"github.com/nativevirt/nativevirt/pkg/controllers/internal/wiring"
 )
 
@@ -42,7 +43,7 @@ func (c *Controller) EnableDataVolumes(informer cdiinformers.DataVolumeInformer)
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := wiring.Object[*cdiv1beta1.DataVolume](old)
 			n, ok2 := wiring.Object[*cdiv1beta1.DataVolume](cur)
-			if ok1 && ok2 && o.Status.Phase == n.Status.Phase && readyStatus(o) == readyStatus(n) {
+			if ok1 && ok2 && o.Status.Phase == n.Status.Phase && datavolumes.ReadyStatus(o) == datavolumes.ReadyStatus(n) {
 				return // nothing the instances look at changed (progress, restarts, …)
 			}
 			c.queueUsersOf(cur)
@@ -96,23 +97,11 @@ func dataVolumesOf(get dataVolumesLookup, vmi *kubevirtv1.VirtualMachineInstance
 			return nil, false, err
 		}
 		dvs = append(dvs, dv)
-		switch dv.Status.Phase {
-		case cdiv1beta1.Succeeded, cdiv1beta1.WaitForFirstConsumer, cdiv1beta1.PendingPopulation:
-		default:
+		if !datavolumes.Usable(dv.Status.Phase) {
 			usable = usable && v.Hotpluggable
 		}
 	}
 	return dvs, usable, nil
-}
-
-// readyStatus is the status of a DataVolume's Ready condition, Unknown when it has none.
-func readyStatus(dv *cdiv1beta1.DataVolume) corev1.ConditionStatus {
-	for _, c := range dv.Status.Conditions {
-		if c.Type == cdiv1beta1.DataVolumeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
 }
 
 // setDataVolumesReady sets KubeVirt's condition DataVolumesReady from the instance's
@@ -126,7 +115,7 @@ func setDataVolumesReady(st *kubevirtv1.VirtualMachineInstanceStatus, dvs []*cdi
 	c := kubevirtv1.VirtualMachineInstanceCondition{Type: kubevirtv1.VirtualMachineInstanceDataVolumesReady,
 		Status: corev1.ConditionTrue, Reason: ReasonAllDVsReady, Message: messageAllDVsReady}
 	for _, dv := range dvs {
-		switch readyStatus(dv) {
+		switch datavolumes.ReadyStatus(dv) {
 		case corev1.ConditionTrue:
 		case corev1.ConditionFalse:
 			c.Status, c.Reason = corev1.ConditionFalse, ReasonNotAllDVsReady
