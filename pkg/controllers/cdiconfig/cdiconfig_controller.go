@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -134,15 +135,7 @@ func UploadProxyURL(nodes []*corev1.Node, port int32) string {
 		return ""
 	}
 	nodes = slices.Clone(nodes)
-	slices.SortFunc(nodes, func(a, b *corev1.Node) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	for _, n := range nodes {
 		if !ready(n) || n.Spec.Unschedulable {
 			continue
