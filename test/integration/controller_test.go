@@ -190,6 +190,16 @@ func startControllers(t *testing.T) *controllerEnv {
 			t.Errorf("controllers: %v", err)
 		}
 	})
+	// The cdiconfig controller creates CDIConfig "config" once at start; tests that count writes
+	// begin after that write has been answered.
+	env.eventually("the CDIConfig created at start", func() (bool, error) {
+		for _, w := range env.apiLog.get() {
+			if strings.HasPrefix(w, "POST /apis/cdi.kubevirt.io/v1beta1/cdiconfigs ") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	return env
 }
 
@@ -485,12 +495,18 @@ func TestControllerReplicaSet(t *testing.T) {
 		return n
 	}
 	scale := func(n int32) {
-		s, err := env.admin.KubevirtV1().VirtualMachineInstanceReplicaSets(ns).GetScale(context.Background(), "rs-scale", metav1.GetOptions{})
+		// The controller writes the replica set's status meanwhile: a read-modify-write of the
+		// scale retries on conflict, as kubectl's would.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s, err := env.admin.KubevirtV1().VirtualMachineInstanceReplicaSets(ns).GetScale(context.Background(), "rs-scale", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			s.Spec.Replicas = n
+			_, err = env.admin.KubevirtV1().VirtualMachineInstanceReplicaSets(ns).UpdateScale(context.Background(), "rs-scale", s, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		s.Spec.Replicas = n
-		if _, err := env.admin.KubevirtV1().VirtualMachineInstanceReplicaSets(ns).UpdateScale(context.Background(), "rs-scale", s, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
