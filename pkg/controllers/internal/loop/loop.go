@@ -69,7 +69,9 @@ func (q *Queue) Run(ctx context.Context, workers int, synced ...cache.InformerSy
 	ctx = klog.NewContext(ctx, logger)
 	logger.Info("Starting controller")
 	if !cache.WaitForNamedCacheSync(q.name, ctx.Done(), synced...) {
-		return fmt.Errorf("%s: caches did not sync", q.name)
+		// It gives up only when ctx ends: stopped before the caches synced is a shutdown.
+		logger.Info("Stopped before the caches synced")
+		return nil
 	}
 	if workers < 1 {
 		workers = 1

@@ -56,3 +56,26 @@ func TestEarliest(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStoppedBeforeSync: a controller stopped while its informers still sync returns no
+// error and never syncs a key.
+func TestRunStoppedBeforeSync(t *testing.T) {
+	synced := 0
+	q := New("test", func(context.Context, string) (Result, error) { synced++; return Result{}, nil })
+	q.Add("ns/a")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx, 1, func() bool { return false }) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if synced != 0 {
+		t.Errorf("synced %d keys before the caches synced", synced)
+	}
+}
