@@ -106,10 +106,12 @@ func TestControllerVMDataVolumes(t *testing.T) {
 	}
 
 	// The import succeeds and the claim is bound: the instance starts on the claim.
-	claim, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "dvvm-root", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var claim *corev1.PersistentVolumeClaim
+	var err error
+	env.eventually("the DataVolume's claim", func() (bool, error) {
+		claim, err = env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "dvvm-root", metav1.GetOptions{})
+		return err == nil, err
+	})
 	claim = claim.DeepCopy()
 	claim.Status.Phase = corev1.ClaimBound
 	if err := env.kube.Tracker().Update(claimsGVR, claim, ns); err != nil {
