@@ -67,11 +67,12 @@ func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, erro
 	var vmRuns []startRun
 	var podTimes []time.Duration
 	podCPU := 0.0
+	var vmComponents, podComponents ComponentCPU
 	cpu := resource.MustParse("50m")
 	for k := range max(1, cfg.Rounds) {
 		settle(ctx, settleBusy, settleWait)
 		e.Logf("start-tax: round %d of %d", k+1, cfg.Rounds)
-		r, err := startVMs(ctx, e, startOptions{ns: ns, prefix: fmt.Sprintf("tax%d-%d", run, k), n: 1, phase: "Running", node: node})
+		r, err := startVMs(ctx, e, startOptions{ns: ns, prefix: fmt.Sprintf("tax%d-%d", run, k), n: 1, phase: "Running", node: node, components: &vmComponents})
 		if err != nil {
 			return res, err
 		}
@@ -83,6 +84,7 @@ func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, erro
 		if err != nil {
 			return res, err
 		}
+		proc0 := ReadProcSnapshot()
 		cpu0 := ReadCPUTimes()
 		w, err := a.follow(ctx, pods, metav1.ListOptions{LabelSelector: plainPodLabel + "=true"})
 		if err != nil {
@@ -97,7 +99,9 @@ func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, erro
 		if err != nil {
 			return res, err
 		}
-		podCPU += float64(ReadCPUTimes().Busy-cpu0.Busy) / clockTicks
+		cpu1 := ReadCPUTimes()
+		podComponents.Add(proc0, ReadProcSnapshot(), cpu1.Busy-cpu0.Busy)
+		podCPU += float64(cpu1.Busy-cpu0.Busy) / clockTicks
 		ds, _ := a.durations(name)
 		podTimes = append(podTimes, ds...)
 		if err := deletePods(ctx, e, ns); err != nil {
@@ -116,6 +120,7 @@ func RunStartTax(ctx context.Context, e *Env, cfg StartTaxConfig) (*Result, erro
 	res.Targets = append(res.Targets,
 		NewCheck("VM create → Running ÷ plain pod's, p50", "≤ 1.3×", fmt.Sprintf("%.2f×", ratio), vm.reached == len(vmRuns) && ratio > 0 && ratio <= startTaxGoal),
 		NewCheck("CPU-seconds per VM start (whole machine)", "≤ 0.45", fmt.Sprintf("%.2f", perStart), perStart <= startCPUGoal))
+	record["cpuByComponent"] = componentRows(res, &vmComponents, &podComponents)
 	record["pod"] = pd
 	record["podCPUSeconds"] = podCPU
 	record["ratio"] = ratio
@@ -141,4 +146,32 @@ func deletePods(ctx context.Context, e *Env, ns string) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("plain pods of %s still there after a minute", ns)
+}
+
+// componentRows adds a row per component with its CPU-seconds per VM start and per plain pod
+// start (the components that took at least 5 ms per start in either), and returns them.
+func componentRows(res *Result, vm, pod *ComponentCPU) map[string][2]float64 {
+	vmNames, vmSec, vmRest := vm.PerWindow()
+	_, podSec, podRest := pod.PerWindow()
+	out := map[string][2]float64{}
+	names := vmNames
+	for k := range podSec {
+		if _, ok := vmSec[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	other := [2]float64{vmRest, podRest}
+	for _, k := range names {
+		v, p := vmSec[k], podSec[k]
+		out[k] = [2]float64{v, p}
+		if v < 0.005 && p < 0.005 {
+			other[0] += v
+			other[1] += p
+			continue
+		}
+		res.AddRow("  CPU-s per start: "+k, "", "", fmt.Sprintf("%.3f / %.3f", v, p), "", "", "")
+	}
+	out["other and unattributed"] = other
+	res.AddRow("  CPU-s per start: other processes and unattributed", "", "", fmt.Sprintf("%.3f / %.3f", other[0], other[1]), "", "", "")
+	return out
 }
