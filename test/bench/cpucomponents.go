@@ -42,7 +42,8 @@ func readProcSnapshot(proc string) ProcSnapshot {
 		if err != nil {
 			continue
 		}
-		if t, ok := parseProcStat(b); ok {
+		cg, _ := os.ReadFile(filepath.Join(proc, d.Name(), "cgroup"))
+		if t, ok := parseProcStat(b, bytes.Contains(cg, []byte("/kubepods"))); ok {
 			out[pid] = t
 		}
 	}
@@ -51,7 +52,10 @@ func readProcSnapshot(proc string) ProcSnapshot {
 
 // parseProcStat reads comm, ppid, utime, stime, cutime, cstime and starttime from a
 // /proc/<pid>/stat line ("pid (comm) state ppid ..."; comm may hold spaces and parentheses).
-func parseProcStat(b []byte) (procTimes, bool) {
+// The children's time counts only for the cluster's own processes, which reap what the cluster
+// starts (runc, container inits, the node agent's commands): a shell of another user's work on
+// the machine may reap a build that ran for minutes.
+func parseProcStat(b []byte, inPod bool) (procTimes, bool) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
 		return procTimes{}, false
@@ -66,17 +70,30 @@ func parseProcStat(b []byte) (procTimes, bool) {
 		v, _ := strconv.ParseUint(f[n-3], 10, 64)
 		return v
 	}
-	ppid := num(4)
-	t := procTimes{start: num(22), ticks: num(14) + num(15) + num(16) + num(17)}
-	t.group = componentOf(comm, ppid)
+	t := procTimes{start: num(22), ticks: num(14) + num(15)}
+	t.group = componentOf(comm, num(4), inPod)
+	if t.group != notTheCluster && t.group != kernelThreads {
+		t.ticks += num(16) + num(17)
+	}
 	return t, true
 }
 
+// The components that are not the cluster's.
+const (
+	kernelThreads = "kernel threads"
+	notTheCluster = "not the cluster (other work on the machine)"
+	theBenchmark  = "the benchmark itself"
+)
+
+// clusterProcesses are the local cluster's processes outside pods, by name.
+var clusterProcesses = map[string]bool{"kube-apiserver": true, "kube-controller": true, "kube-scheduler": true,
+	"kube-proxy": true, "kubelet": true, "etcd": true, "containerd": true, "runc": true, "multus": true}
+
 // componentOf names the component a process belongs to, by its name (/proc's comm, at most 15
-// characters); kernel threads are children of kthreadd (PID 2).
-func componentOf(comm string, ppid uint64) string {
+// characters) and whether it runs in a pod; kernel threads are children of kthreadd (PID 2).
+func componentOf(comm string, ppid uint64, inPod bool) string {
 	if ppid == 2 || ppid == 0 {
-		return "kernel threads"
+		return kernelThreads
 	}
 	switch {
 	case strings.HasPrefix(comm, "containerd-shim"):
@@ -92,14 +109,13 @@ func componentOf(comm string, ppid uint64) string {
 	case comm == "nativevirt-cont":
 		return "nativevirt-controller"
 	case comm == "nativevirt-benc":
-		return "the benchmark itself"
+		return theBenchmark
 	case comm == "nativevirt-copy":
 		return "nativevirt-copy-disk"
-	case comm == "go", comm == "compile", comm == "link", comm == "asm", comm == "vet", comm == "cgo",
-		strings.HasSuffix(comm, ".test"), comm == "gopls", comm == "staticcheck", comm == "cc1", comm == "gcc":
-		return "not the cluster (builds, tests)"
+	case inPod || clusterProcesses[comm]:
+		return comm
 	}
-	return comm
+	return notTheCluster
 }
 
 // ComponentCPU sums the CPU-seconds of each component over several windows (snapshots taken
