@@ -260,6 +260,11 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	res.AddRow(m.label, strconv.Itoa(vms), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
 	for _, p := range r.phases {
 		res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
+		if p.To == msDomain.String() {
+			for i, d := range agentStepDists(r.timelines) {
+				res.AddRow("  · the agent's "+agentStepNames[i], "", strconv.Itoa(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P95Ms)+" ms", FmtMs(d.MaxMs)+" ms", "")
+			}
+		}
 	}
 	if r.failure != "" {
 		res.Note("%s: %s", m.label, r.failure)
@@ -283,6 +288,28 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	return map[string]any{"measurement": m.label, "vms": vms, "phase": m.phase, "reached": r.reached,
 		"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
 		"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen}
+}
+
+// agentStepDists are the distributions of the node agent's start steps (agentStepNames) over
+// the timelines whose "Domain started" line gave them; none when no line did.
+func agentStepDists(tls []*timeline) []Dist {
+	var steps [3][]time.Duration
+	for _, tl := range tls {
+		if tl.agentSteps == ([3]time.Duration{}) {
+			continue
+		}
+		for i, d := range tl.agentSteps {
+			steps[i] = append(steps[i], d)
+		}
+	}
+	if len(steps[0]) == 0 {
+		return nil
+	}
+	out := make([]Dist, len(steps))
+	for i, s := range steps {
+		out[i] = Summarize(s, 0, 0)
+	}
+	return out
 }
 
 // trailingWriteCounters reads the write counters once the status writes of the same phase are
@@ -375,6 +402,12 @@ func logMilestones(ctx context.Context, e *Env, ns string, since time.Time, pods
 		}).DoRaw(ctx)
 		if err != nil {
 			continue
+		}
+		for key, steps := range agentStartSteps(b) {
+			vmNS, vm, ok := strings.Cut(key, "/")
+			if tl := tls[vm]; ok && vmNS == ns && tl != nil {
+				tl.agentSteps = steps
+			}
 		}
 		for key, m := range agentMilestones(b) {
 			vmNS, vm, ok := strings.Cut(key, "/")

@@ -134,4 +134,9 @@ func TestAgentMilestones(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agentMilestones (-want +got):\n%s", diff)
 	}
+	steps := agentStartSteps(log)
+	wantSteps := map[string][3]time.Duration{"ns/a": {5 * time.Millisecond, 400 * time.Millisecond, 90 * time.Millisecond}}
+	if diff := cmp.Diff(wantSteps, steps); diff != "" {
+		t.Errorf("agentStartSteps (-want +got):\n%s", diff)
+	}
 }
