@@ -260,6 +260,11 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	res.AddRow(m.label, strconv.Itoa(vms), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
 	for _, p := range r.phases {
 		res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
+		if p.To == msLibvirt.String() {
+			for i, d := range launcherStepDists(r.timelines) {
+				res.AddRow("  · "+launcherStepNames[i], "", strconv.Itoa(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P95Ms)+" ms", FmtMs(d.MaxMs)+" ms", "")
+			}
+		}
 		if p.To == msDomain.String() {
 			for i, d := range agentStepDists(r.timelines) {
 				res.AddRow("  · the agent's "+agentStepNames[i], "", strconv.Itoa(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P95Ms)+" ms", FmtMs(d.MaxMs)+" ms", "")
@@ -288,6 +293,28 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	return map[string]any{"measurement": m.label, "vms": vms, "phase": m.phase, "reached": r.reached,
 		"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
 		"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen}
+}
+
+// launcherStepNames split launcher started → libvirtd ready at the launcher's "libvirtd
+// answers" line.
+var launcherStepNames = [2]string{"launcher started → libvirtd answers", "libvirtd answers → disks copied, ready"}
+
+// launcherStepDists are the distributions of the two parts of launcher started → libvirtd ready
+// (launcherStepNames) over the timelines with all three times; none when none has them.
+func launcherStepDists(tls []*timeline) []Dist {
+	var steps [2][]time.Duration
+	for _, tl := range tls {
+		started, answers, ready := tl.at[msLauncher], tl.libvirtdAnswers, tl.at[msLibvirt]
+		if started.IsZero() || answers.IsZero() || ready.IsZero() {
+			continue
+		}
+		steps[0] = append(steps[0], answers.Sub(started))
+		steps[1] = append(steps[1], ready.Sub(answers))
+	}
+	if len(steps[0]) == 0 {
+		return nil
+	}
+	return []Dist{Summarize(steps[0], 0, 0), Summarize(steps[1], 0, 0)}
 }
 
 // agentStepDists are the distributions of the node agent's start steps (agentStepNames) over
@@ -385,6 +412,7 @@ func logMilestones(ctx context.Context, e *Env, ns string, since time.Time, pods
 		started, ready := launcherMilestones(b)
 		tls[vm].see(msLauncher, started)
 		tls[vm].see(msLibvirt, ready)
+		tls[vm].libvirtdAnswers = libvirtdAnswered(b)
 	}
 	agents, err := e.KubeClient.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=" + handlerName,

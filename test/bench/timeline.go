@@ -73,6 +73,9 @@ type timeline struct {
 	// agentSteps are the node agent's own durations of the start (agentStepNames), from its
 	// "Domain started" line; zero when not found.
 	agentSteps [3]time.Duration
+	// libvirtdAnswers is the launcher's "libvirtd answers" line: between msLauncher and
+	// msLibvirt, the rest of which is the wait for the disk copies.
+	libvirtdAnswers time.Time
 }
 
 // agentStepNames are the steps the node agent's "Domain started" line times: preparing the disks,
@@ -254,6 +257,17 @@ func launcherMilestones(log []byte) (started, ready time.Time) {
 		}
 	}
 	return started, ready
+}
+
+// libvirtdAnswered finds in a launcher's log when libvirtd first answered ("libvirtd answers");
+// zero when not found.
+func libvirtdAnswered(log []byte) time.Time {
+	for _, l := range parseTimestampedLog(log) {
+		if strings.Contains(l.text, `] "libvirtd answers"`) {
+			return l.at
+		}
+	}
+	return time.Time{}
 }
 
 // agentVMIKey finds the VMI a node agent log line is about (klog's vmi="namespace/name").

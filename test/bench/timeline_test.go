@@ -117,6 +117,12 @@ not a timestamped line
 	if s, r := launcherMilestones(nil); !s.IsZero() || !r.IsZero() {
 		t.Errorf("empty log: %v %v", s, r)
 	}
+	if a := libvirtdAnswered(log); !a.Equal(tlBase.Add(1200 * time.Millisecond)) {
+		t.Errorf("libvirtd answers at %v", a)
+	}
+	if a := libvirtdAnswered(nil); !a.IsZero() {
+		t.Errorf("empty log: libvirtd answers at %v", a)
+	}
 }
 
 func TestAgentMilestones(t *testing.T) {
