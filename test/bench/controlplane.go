@@ -260,6 +260,16 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	res.AddRow(m.label, strconv.Itoa(vms), fmt.Sprintf("%d", r.reached), FmtMs(r.dist.P50Ms)+" ms", FmtMs(r.dist.P95Ms)+" ms", FmtMs(r.dist.MaxMs)+" ms", perVMI)
 	for _, p := range r.phases {
 		res.AddRow("· "+p.Name(), "", strconv.Itoa(p.Dist.Count), FmtMs(p.Dist.P50Ms)+" ms", FmtMs(p.Dist.P95Ms)+" ms", FmtMs(p.Dist.MaxMs)+" ms", "")
+		if p.To == msLibvirt.String() {
+			for i, d := range launcherStepDists(r.timelines) {
+				res.AddRow("  · "+launcherStepNames[i], "", strconv.Itoa(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P95Ms)+" ms", FmtMs(d.MaxMs)+" ms", "")
+			}
+		}
+		if p.To == msDomain.String() {
+			for i, d := range agentStepDists(r.timelines) {
+				res.AddRow("  · the agent's "+agentStepNames[i], "", strconv.Itoa(d.Count), FmtMs(d.P50Ms)+" ms", FmtMs(d.P95Ms)+" ms", FmtMs(d.MaxMs)+" ms", "")
+			}
+		}
 	}
 	if r.failure != "" {
 		res.Note("%s: %s", m.label, r.failure)
@@ -283,6 +293,50 @@ func reportMeasurement(res *Result, m cpMeasurement, r startRun) map[string]any 
 	return map[string]any{"measurement": m.label, "vms": vms, "phase": m.phase, "reached": r.reached,
 		"latency": r.dist, "kubevirtWrites": r.writes, "podWrites": r.pods, "phases": r.phases, "milestonesMs": r.vms,
 		"cpuBusy": r.cpuBusy, "cpuSeconds": r.cpuSeconds, "cpuStolen": r.cpuStolen}
+}
+
+// launcherStepNames split launcher started → libvirtd ready at the launcher's "libvirtd
+// answers" line.
+var launcherStepNames = [2]string{"launcher started → libvirtd answers", "libvirtd answers → disks copied, ready"}
+
+// launcherStepDists are the distributions of the two parts of launcher started → libvirtd ready
+// (launcherStepNames) over the timelines with all three times; none when none has them.
+func launcherStepDists(tls []*timeline) []Dist {
+	var steps [2][]time.Duration
+	for _, tl := range tls {
+		started, answers, ready := tl.at[msLauncher], tl.libvirtdAnswers, tl.at[msLibvirt]
+		if started.IsZero() || answers.IsZero() || ready.IsZero() {
+			continue
+		}
+		steps[0] = append(steps[0], answers.Sub(started))
+		steps[1] = append(steps[1], ready.Sub(answers))
+	}
+	if len(steps[0]) == 0 {
+		return nil
+	}
+	return []Dist{Summarize(steps[0], 0, 0), Summarize(steps[1], 0, 0)}
+}
+
+// agentStepDists are the distributions of the node agent's start steps (agentStepNames) over
+// the timelines whose "Domain started" line gave them; none when no line did.
+func agentStepDists(tls []*timeline) []Dist {
+	var steps [3][]time.Duration
+	for _, tl := range tls {
+		if tl.agentSteps == ([3]time.Duration{}) {
+			continue
+		}
+		for i, d := range tl.agentSteps {
+			steps[i] = append(steps[i], d)
+		}
+	}
+	if len(steps[0]) == 0 {
+		return nil
+	}
+	out := make([]Dist, len(steps))
+	for i, s := range steps {
+		out[i] = Summarize(s, 0, 0)
+	}
+	return out
 }
 
 // trailingWriteCounters reads the write counters once the status writes of the same phase are
@@ -358,6 +412,7 @@ func logMilestones(ctx context.Context, e *Env, ns string, since time.Time, pods
 		started, ready := launcherMilestones(b)
 		tls[vm].see(msLauncher, started)
 		tls[vm].see(msLibvirt, ready)
+		tls[vm].libvirtdAnswers = libvirtdAnswered(b)
 	}
 	agents, err := e.KubeClient.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=" + handlerName,
@@ -375,6 +430,12 @@ func logMilestones(ctx context.Context, e *Env, ns string, since time.Time, pods
 		}).DoRaw(ctx)
 		if err != nil {
 			continue
+		}
+		for key, steps := range agentStartSteps(b) {
+			vmNS, vm, ok := strings.Cut(key, "/")
+			if tl := tls[vm]; ok && vmNS == ns && tl != nil {
+				tl.agentSteps = steps
+			}
 		}
 		for key, m := range agentMilestones(b) {
 			vmNS, vm, ok := strings.Cut(key, "/")

@@ -34,6 +34,9 @@ type startOptions struct {
 	paused bool
 	// node, when set, is the only node the VMs may run on.
 	node string
+	// components, when set, accumulates the CPU of each process from the first create until
+	// the last VMI reached phase.
+	components *ComponentCPU
 }
 
 // startVMs creates o.n small VMs o.interval apart, waits until each VMI reached o.phase (or
@@ -68,6 +71,10 @@ func startVMs(ctx context.Context, e *Env, o startOptions) (startRun, error) {
 	s := newStartState(o)
 	go s.followPods(pw)
 	go s.followVMIs(ctx, w, vms)
+	var procBefore ProcSnapshot
+	if o.components != nil {
+		procBefore = ReadProcSnapshot()
+	}
 	first, cpuBefore := time.Now(), ReadCPUTimes()
 	if err := s.createVMs(ctx, vms); err != nil {
 		return out, err
@@ -81,6 +88,9 @@ func startVMs(ctx context.Context, e *Env, o startOptions) (startRun, error) {
 		return out, ctx.Err()
 	}
 	cpuAfter := ReadCPUTimes()
+	if o.components != nil {
+		o.components.Add(procBefore, ReadProcSnapshot(), cpuAfter.Busy-cpuBefore.Busy)
+	}
 	out.cpuBusy = cpuBefore.BusyFraction(cpuAfter)
 	out.cpuStolen = cpuBefore.StealFraction(cpuAfter)
 	out.cpuSeconds = float64(cpuAfter.Busy-cpuBefore.Busy) / clockTicks

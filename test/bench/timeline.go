@@ -70,7 +70,17 @@ type timeline struct {
 	// unschedulable is the scheduler's last PodScheduled=False message for the launcher pod
 	// while it is not bound; waited the first such message, kept after the pod was bound.
 	unschedulable, waited string
+	// agentSteps are the node agent's own durations of the start (agentStepNames), from its
+	// "Domain started" line; zero when not found.
+	agentSteps [3]time.Duration
+	// libvirtdAnswers is the launcher's "libvirtd answers" line: between msLauncher and
+	// msLibvirt, the rest of which is the wait for the disk copies.
+	libvirtdAnswers time.Time
 }
+
+// agentStepNames are the steps the node agent's "Domain started" line times: preparing the disks,
+// the pod network, the domain XML and the capability cache; libvirt's define; libvirt's start.
+var agentStepNames = [3]string{"prepare", "define", "start"}
 
 // see records m at t unless it was seen before.
 func (tl *timeline) see(m milestone, t time.Time) {
@@ -249,8 +259,54 @@ func launcherMilestones(log []byte) (started, ready time.Time) {
 	return started, ready
 }
 
+// libvirtdAnswered finds in a launcher's log when libvirtd first answered ("libvirtd answers");
+// zero when not found.
+func libvirtdAnswered(log []byte) time.Time {
+	for _, l := range parseTimestampedLog(log) {
+		if strings.Contains(l.text, `] "libvirtd answers"`) {
+			return l.at
+		}
+	}
+	return time.Time{}
+}
+
 // agentVMIKey finds the VMI a node agent log line is about (klog's vmi="namespace/name").
 var agentVMIKey = regexp.MustCompile(`\bvmi="([^"]+)"`)
+
+// agentStepValue finds one of the durations of a "Domain started" line (prepare="5ms").
+var agentStepValue = regexp.MustCompile(`\b(prepare|define|start)="([^"]+)"`)
+
+// agentStartSteps finds in the node agent's log, per VMI key, the durations of its first
+// "Domain started" line (agentStepNames).
+func agentStartSteps(log []byte) map[string][3]time.Duration {
+	out := map[string][3]time.Duration{}
+	for _, l := range parseTimestampedLog(log) {
+		if !strings.Contains(l.text, `] "Domain started"`) {
+			continue
+		}
+		m := agentVMIKey.FindStringSubmatch(l.text)
+		if m == nil {
+			continue
+		}
+		if _, seen := out[m[1]]; seen {
+			continue
+		}
+		var steps [3]time.Duration
+		for _, kv := range agentStepValue.FindAllStringSubmatch(l.text, -1) {
+			d, err := time.ParseDuration(kv[2])
+			if err != nil {
+				continue
+			}
+			for i, n := range agentStepNames {
+				if n == kv[1] {
+					steps[i] = d
+				}
+			}
+		}
+		out[m[1]] = steps
+	}
+	return out
+}
 
 // agentMilestones finds in the node agent's log, per VMI key (namespace/name), when the agent
 // attached to its launcher and when it started its domain (first occurrence of each).

@@ -117,6 +117,12 @@ not a timestamped line
 	if s, r := launcherMilestones(nil); !s.IsZero() || !r.IsZero() {
 		t.Errorf("empty log: %v %v", s, r)
 	}
+	if a := libvirtdAnswered(log); !a.Equal(tlBase.Add(1200 * time.Millisecond)) {
+		t.Errorf("libvirtd answers at %v", a)
+	}
+	if a := libvirtdAnswered(nil); !a.IsZero() {
+		t.Errorf("empty log: libvirtd answers at %v", a)
+	}
 }
 
 func TestAgentMilestones(t *testing.T) {
@@ -133,5 +139,10 @@ func TestAgentMilestones(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agentMilestones (-want +got):\n%s", diff)
+	}
+	steps := agentStartSteps(log)
+	wantSteps := map[string][3]time.Duration{"ns/a": {5 * time.Millisecond, 400 * time.Millisecond, 90 * time.Millisecond}}
+	if diff := cmp.Diff(wantSteps, steps); diff != "" {
+		t.Errorf("agentStartSteps (-want +got):\n%s", diff)
 	}
 }
