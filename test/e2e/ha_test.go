@@ -63,6 +63,7 @@ func TestHAInstall(t *testing.T) {
 		t.Skip("the HA installation is deployed with NV_HA=1 only: make test-e2e-ha")
 	}
 	e := newCtrlEnv(t, "ha")
+	haDumpOnFailure(t, e)
 
 	t.Run("etcd", func(t *testing.T) { haCheckEtcd(t, e) })
 	t.Run("apiservers", func(t *testing.T) { haCheckAPIServers(t, e) })
