@@ -13,7 +13,7 @@
 //     that it holds the current version.
 //   - InProcessEtcd (etcdstorage.go): every resource's storage on one in-process client of the
 //     embedded etcd member instead of a gRPC connection each; Dialed is k8s.io/apiserver's own.
-
+//
 // One piece does change an answer, for clients that k8s.io/apiserver would leave blind:
 // SharingWatchCaches also puts every resource's storage behind a revision guard
 // (revisionguard.go), which refuses a watch or list from a resourceVersion beyond etcd's current
