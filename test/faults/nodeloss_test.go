@@ -139,22 +139,10 @@ func TestNodeLoss(t *testing.T) {
 	if len(nodes.Items) < 2 {
 		t.Skipf("needs two nodes (NV_NODES=2), the cluster has %d", len(nodes.Items))
 	}
-	// The node to lose: one that does not run the API server (its loss would be another test).
-	api := map[string]bool{}
-	for _, p := range e.componentPods("nativevirt-apiserver") {
-		api[p.Spec.NodeName] = true
-	}
-	var lost, other string
-	for _, n := range nodes.Items {
-		switch {
-		case lost == "" && !api[n.Name]:
-			lost = n.Name
-		case other == "":
-			other = n.Name
-		}
-	}
+	lost, other := nodeToLose(nodes.Items, podsPerNode(e.componentPods("nativevirt-apiserver")),
+		podsPerNode(e.componentPods("nativevirt-etcd")))
 	if lost == "" || other == "" {
-		t.Fatalf("no node without the API server to lose among %d nodes", len(nodes.Items))
+		t.Fatalf("no node among %d whose loss leaves an API server and a quorum of etcd members on another", len(nodes.Items))
 	}
 	t.Logf("losing node %s; the VMs should move to %s", lost, other)
 
@@ -413,4 +401,48 @@ func (e *env) restoreNode(name string, idx int) {
 	if err := poll(lossTimeout, time.Second, func() (bool, error) { return e.nodeHealthy(name) }); err != nil {
 		e.t.Errorf("node %s not healthy again: %v", name, err)
 	}
+}
+
+// podsPerNode counts pods by the node they run on.
+func podsPerNode(pods []corev1.Pod) map[string]int {
+	n := map[string]int{}
+	for _, p := range pods {
+		n[p.Spec.NodeName]++
+	}
+	return n
+}
+
+// nodeToLose picks the node to lose and one that stays: the loss must leave an API server running
+// on another node and, in the HA installation (its etcd members: etcd), a majority of the members
+// (losing the API is the faults of TestFaults). A node without an API server is preferred (the
+// default installation's single one; either node of the HA installation's two).
+func nodeToLose(nodes []corev1.Node, api, etcd map[string]int) (lost, other string) {
+	apis, members := 0, 0
+	for _, c := range api {
+		apis += c
+	}
+	for _, c := range etcd {
+		members += c
+	}
+	survives := func(n string) bool {
+		return apis-api[n] > 0 && (members == 0 || 2*(members-etcd[n]) > members)
+	}
+	for _, preferNoAPI := range []bool{true, false} {
+		for _, n := range nodes {
+			if survives(n.Name) && (!preferNoAPI || api[n.Name] == 0) {
+				lost = n.Name
+				break
+			}
+		}
+		if lost != "" {
+			break
+		}
+	}
+	for _, n := range nodes {
+		if n.Name != lost {
+			other = n.Name
+			break
+		}
+	}
+	return lost, other
 }
