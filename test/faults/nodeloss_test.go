@@ -40,21 +40,24 @@ var outOfServiceTaint = corev1.Taint{Key: "node.kubernetes.io/out-of-service", V
 // lossTimeout bounds each step of the node loss: the heartbeat alone takes 120 s to go stale.
 const lossTimeout = 5 * time.Minute
 
-// timeline records, from watches, when each instance failed (and why) and when each launcher
-// pod left the API.
+// timeline records, from watches, when each instance failed (and why), whether its launcher pod
+// was still in the API then, and when each launcher pod left the API.
 type timeline struct {
-	mu         sync.Mutex
-	failed     map[types.UID]time.Time
-	reason     map[types.UID]string
-	podDeleted map[types.UID]time.Time // by instance UID
-	stop       context.CancelFunc
-	done       sync.WaitGroup
+	mu     sync.Mutex
+	failed map[types.UID]time.Time
+	reason map[types.UID]string
+	// podAtFailure says, for an instance seen Failed, what a read of the API right then found of
+	// its launcher pods: "" when none was left.
+	podAtFailure map[types.UID]string
+	podDeleted   map[types.UID]time.Time // by instance UID
+	stop         context.CancelFunc
+	done         sync.WaitGroup
 }
 
 func (e *env) watchTimeline() *timeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	tl := &timeline{failed: map[types.UID]time.Time{}, reason: map[types.UID]string{},
-		podDeleted: map[types.UID]time.Time{}, stop: cancel}
+		podAtFailure: map[types.UID]string{}, podDeleted: map[types.UID]time.Time{}, stop: cancel}
 	follow := func(open func(context.Context) (watch.Interface, error), handle func(watch.Event)) {
 		tl.done.Add(1)
 		go func() {
@@ -80,9 +83,27 @@ func (e *env) watchTimeline() *timeline {
 			return
 		}
 		tl.mu.Lock()
-		if _, seen := tl.failed[vmi.UID]; !seen {
+		_, seen := tl.failed[vmi.UID]
+		if !seen {
 			tl.failed[vmi.UID], tl.reason[vmi.UID] = time.Now(), vmi.Status.Reason
 		}
+		tl.mu.Unlock()
+		if seen {
+			return
+		}
+		// The controller fails an instance once its informer saw the pod leave, so a read of the
+		// API after the instance failed no longer finds the pod. (The two watches' own times
+		// are no order: each stream delivers at its own pace.)
+		pods, err := e.kube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
+		found := ""
+		switch {
+		case err != nil:
+			found = "unknown: " + err.Error()
+		case len(pods.Items) > 0:
+			found = fmt.Sprintf("pod %s (phase %s, deleting %t)", pods.Items[0].Name, pods.Items[0].Status.Phase, pods.Items[0].DeletionTimestamp != nil)
+		}
+		tl.mu.Lock()
+		tl.podAtFailure[vmi.UID] = found
 		tl.mu.Unlock()
 	})
 	follow(func(ctx context.Context) (watch.Interface, error) {
@@ -112,6 +133,15 @@ func (tl *timeline) failure(uid types.UID) (time.Time, string, bool) {
 	defer tl.mu.Unlock()
 	at, ok := tl.failed[uid]
 	return at, tl.reason[uid], ok
+}
+
+// podLeftAtFailure says what the API held of the instance's launcher pod when the instance was
+// seen Failed ("" when nothing), and whether that read was done yet.
+func (tl *timeline) podLeftAtFailure(uid types.UID) (string, bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	found, ok := tl.podAtFailure[uid]
+	return found, ok
 }
 
 func (tl *timeline) podGone(uid types.UID) (time.Time, bool) {
@@ -299,13 +329,19 @@ func TestNodeLoss(t *testing.T) {
 		return true, nil
 	})
 	for _, name := range onLost {
-		at, reason, _ := tl.failure(g.all[name].UID)
-		gone, _ := tl.podGone(g.all[name].UID)
+		_, reason, _ := tl.failure(g.all[name].UID)
 		if reason != "NodeUnresponsive" {
 			t.Errorf("instance of %s failed with reason %q, want NodeUnresponsive", name, reason)
 		}
-		if at.Before(gone) {
-			t.Errorf("instance of %s failed at %s, before its launcher pod left (%s)", name, at.UTC().Format(time.RFC3339Nano), gone.UTC().Format(time.RFC3339Nano))
+		var left string
+		if err := poll(time.Minute, 100*time.Millisecond, func() (bool, error) {
+			var read bool
+			left, read = tl.podLeftAtFailure(g.all[name].UID)
+			return read, nil
+		}); err != nil {
+			t.Errorf("instance of %s: the read of its pod at its failure did not happen: %v", name, err)
+		} else if left != "" {
+			t.Errorf("instance of %s failed while the API still held its launcher %s", name, left)
 		}
 	}
 	failReasons := reasons(tl, g, onLost)
