@@ -47,7 +47,7 @@ type timeline struct {
 	failed map[types.UID]time.Time
 	reason map[types.UID]string
 	// podAtFailure says, for an instance seen Failed, what a read of the API right then found of
-	// its launcher pods: "" when none was left.
+	// its launcher pods that could still run: "" when none.
 	podAtFailure map[types.UID]string
 	podDeleted   map[types.UID]time.Time // by instance UID
 	stop         context.CancelFunc
@@ -91,16 +91,20 @@ func (e *env) watchTimeline() *timeline {
 		if seen {
 			return
 		}
-		// The controller fails an instance once its informer saw the pod leave, so a read of the
-		// API after the instance failed no longer finds the pod. (The two watches' own times
-		// are no order: each stream delivers at its own pace.)
+		// The controller fails an instance once its informer saw the pod unable to run: gone
+		// from the API or in a final phase (pod GC marks a pod Failed before deleting it). A
+		// read of the API after the instance failed finds no pod that could still run. (The two
+		// watches' own times are no order: each stream delivers at its own pace.)
 		pods, err := e.kube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
 		found := ""
-		switch {
-		case err != nil:
+		if err != nil {
 			found = "unknown: " + err.Error()
-		case len(pods.Items) > 0:
-			found = fmt.Sprintf("pod %s (phase %s, deleting %t)", pods.Items[0].Name, pods.Items[0].Status.Phase, pods.Items[0].DeletionTimestamp != nil)
+		} else {
+			for _, p := range pods.Items {
+				if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+					found = fmt.Sprintf("pod %s (phase %s, deleting %t)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+				}
+			}
 		}
 		tl.mu.Lock()
 		tl.podAtFailure[vmi.UID] = found
@@ -135,8 +139,8 @@ func (tl *timeline) failure(uid types.UID) (time.Time, string, bool) {
 	return at, tl.reason[uid], ok
 }
 
-// podLeftAtFailure says what the API held of the instance's launcher pod when the instance was
-// seen Failed ("" when nothing), and whether that read was done yet.
+// podLeftAtFailure says which launcher pod of the instance that could still run the API held
+// when the instance was seen Failed ("" when none), and whether that read was done yet.
 func (tl *timeline) podLeftAtFailure(uid types.UID) (string, bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -341,7 +345,7 @@ func TestNodeLoss(t *testing.T) {
 		}); err != nil {
 			t.Errorf("instance of %s: the read of its pod at its failure did not happen: %v", name, err)
 		} else if left != "" {
-			t.Errorf("instance of %s failed while the API still held its launcher %s", name, left)
+			t.Errorf("instance of %s failed while its launcher %s could still run", name, left)
 		}
 	}
 	failReasons := reasons(tl, g, onLost)
