@@ -40,7 +40,7 @@ verify: deps ## gofmt, go vet, staticcheck, shellcheck (hack/*.sh) and generated
 	hack/verify.sh
 
 .PHONY: test
-test: test-unit test-integration test-e2e test-faults-quick ## All tests: unit, integration, e2e, the short fault suite (the HA installation: make test-e2e-ha).
+test: test-unit test-integration test-e2e test-e2e-ha test-faults-quick ## All tests: unit, integration, e2e, the HA installation's e2e, the short fault suite.
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests (no servers).

@@ -303,8 +303,34 @@ patches:
 EOF
 umask 022
 
+# The installation in place, if any: the HA one's API servers name their etcd servers, the default
+# one's embeds its etcd. Switching from one to the other works, but each keeps its objects in its
+# own etcd: what the other one held is not carried over. Clients that were running (controllers,
+# node agents, users' informers) relist against the new etcd: the API server refuses their old
+# etcd's resourceVersions (pkg/apiserver/storage/revisionguard.go).
+installed=$(nv_kubectl -n "$NS" get deployment nativevirt-apiserver --ignore-not-found \
+	-o jsonpath='{.spec.template.spec.containers[0].args}')
+if [[ -n $installed ]]; then
+	installed_ha=0
+	[[ $installed == *--etcd-servers=* ]] && installed_ha=1
+	if [[ $installed_ha != "$HA" ]]; then
+		names=(default HA)
+		vms=$(nv_kubectl get virtualmachines,virtualmachineinstances -A --no-headers --request-timeout=10s 2>/dev/null | wc -l || true)
+		nv_log "switching from the ${names[$installed_ha]} installation to the ${names[$HA]} one: the ${vms:-?} VMs and instances in the ${names[$installed_ha]} installation's etcd are not carried over"
+	fi
+fi
+
 nv_step "apply"
 nv_kubectl kustomize "$OVERLAY" | nv_kubectl apply -f - | sed 's/^/apply: /'
+if [[ $HA == 0 && ${installed_ha:-0} == 1 ]]; then
+	# What only the HA installation has: its etcd (the members' claims stay, with the HA
+	# installation's objects) and its PodDisruptionBudgets.
+	nv_step "remove the HA installation's etcd"
+	nv_kubectl -n "$NS" delete --ignore-not-found statefulset/nativevirt-etcd service/nativevirt-etcd \
+		serviceaccount/nativevirt-etcd poddisruptionbudget/nativevirt-etcd poddisruptionbudget/nativevirt-apiserver \
+		secret/nativevirt-etcd-peer secret/nativevirt-etcd-server secret/nativevirt-apiserver-etcd-client |
+		sed 's/^/delete: /'
+fi
 
 if [[ $HA == 1 ]]; then
 	# The members start together (podManagementPolicy Parallel) once their claims are bound

@@ -63,6 +63,7 @@ func TestHAInstall(t *testing.T) {
 		t.Skip("the HA installation is deployed with NV_HA=1 only: make test-e2e-ha")
 	}
 	e := newCtrlEnv(t, "ha")
+	haDumpOnFailure(t, e)
 
 	t.Run("etcd", func(t *testing.T) { haCheckEtcd(t, e) })
 	t.Run("apiservers", func(t *testing.T) { haCheckAPIServers(t, e) })
@@ -203,10 +204,17 @@ func haCheckAPIServers(t *testing.T, e *ctrlEnv) {
 		servers[1].Name, servers[1].Spec.NodeName, servers[1].Status.PodIP)
 
 	ctx := context.Background()
-	created, err := a.KubevirtV1().VirtualMachines(e.ns).Create(ctx, e.demoVM(kubevirtv1.RunStrategyHalted), metav1.CreateOptions{})
+	vm, err := a.KubevirtV1().VirtualMachines(e.ns).Create(ctx, e.demoVM(kubevirtv1.RunStrategyHalted), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create through %s: %v", servers[0].Name, err)
 	}
+	// The controller writes a new VM's status once (Stopped): wait for it, so that nobody else
+	// writes the VM between the reads and the update below.
+	var created *kubevirtv1.VirtualMachine
+	e.wait("VM "+vm.Name+" Stopped, read through "+servers[0].Name, func() (bool, error) {
+		created, err = a.KubevirtV1().VirtualMachines(e.ns).Get(ctx, vm.Name, metav1.GetOptions{})
+		return err == nil && created.Status.PrintableStatus == kubevirtv1.VirtualMachineStatusStopped, err
+	})
 	read, err := b.KubevirtV1().VirtualMachines(e.ns).Get(ctx, created.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("read through %s: %v", servers[1].Name, err)

@@ -20,6 +20,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestHelpers checks the suite's own parsing (no cluster needed).
@@ -68,6 +71,28 @@ func TestHelpers(t *testing.T) {
 	for _, want := range []string{"| a | 10 | 2 | 3 | 1.5 | 2.0 | 3.0 | yes |", "did not answer again", "NO: lost", "| c | 0 | 0 | 0 | kept answering |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestNodeToLose: the node lost leaves an API server and an etcd quorum on the other.
+func TestNodeToLose(t *testing.T) {
+	nodes := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "b"}}}
+	for _, tc := range []struct {
+		name        string
+		api, etcd   map[string]int
+		lost, other string
+	}{
+		{"default: the node without the API server", map[string]int{"a": 1}, nil, "b", "a"},
+		{"HA: the node with one etcd member", map[string]int{"a": 1, "b": 1}, map[string]int{"a": 2, "b": 1}, "b", "a"},
+		{"HA: the node with one etcd member, the other", map[string]int{"a": 1, "b": 1}, map[string]int{"a": 1, "b": 2}, "a", "b"},
+		{"HA: both API servers on the node with two members", map[string]int{"a": 2}, map[string]int{"a": 2, "b": 1}, "b", "a"},
+		{"HA: the node without the API servers, one etcd member", map[string]int{"b": 2}, map[string]int{"a": 1, "b": 2}, "a", "b"},
+		{"no node leaves a quorum", map[string]int{"a": 1, "b": 1}, map[string]int{"a": 2, "b": 2}, "", "a"},
+	} {
+		lost, other := nodeToLose(nodes, tc.api, tc.etcd)
+		if lost != tc.lost || other != tc.other {
+			t.Errorf("%s: lose %q, keep %q; want %q, %q", tc.name, lost, other, tc.lost, tc.other)
 		}
 	}
 }

@@ -40,21 +40,24 @@ var outOfServiceTaint = corev1.Taint{Key: "node.kubernetes.io/out-of-service", V
 // lossTimeout bounds each step of the node loss: the heartbeat alone takes 120 s to go stale.
 const lossTimeout = 5 * time.Minute
 
-// timeline records, from watches, when each instance failed (and why) and when each launcher
-// pod left the API.
+// timeline records, from watches, when each instance failed (and why), whether its launcher pod
+// was still in the API then, and when each launcher pod left the API.
 type timeline struct {
-	mu         sync.Mutex
-	failed     map[types.UID]time.Time
-	reason     map[types.UID]string
-	podDeleted map[types.UID]time.Time // by instance UID
-	stop       context.CancelFunc
-	done       sync.WaitGroup
+	mu     sync.Mutex
+	failed map[types.UID]time.Time
+	reason map[types.UID]string
+	// podAtFailure says, for an instance seen Failed, what a read of the API right then found of
+	// its launcher pods that could still run: "" when none.
+	podAtFailure map[types.UID]string
+	podDeleted   map[types.UID]time.Time // by instance UID
+	stop         context.CancelFunc
+	done         sync.WaitGroup
 }
 
 func (e *env) watchTimeline() *timeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	tl := &timeline{failed: map[types.UID]time.Time{}, reason: map[types.UID]string{},
-		podDeleted: map[types.UID]time.Time{}, stop: cancel}
+		podAtFailure: map[types.UID]string{}, podDeleted: map[types.UID]time.Time{}, stop: cancel}
 	follow := func(open func(context.Context) (watch.Interface, error), handle func(watch.Event)) {
 		tl.done.Add(1)
 		go func() {
@@ -80,9 +83,31 @@ func (e *env) watchTimeline() *timeline {
 			return
 		}
 		tl.mu.Lock()
-		if _, seen := tl.failed[vmi.UID]; !seen {
+		_, seen := tl.failed[vmi.UID]
+		if !seen {
 			tl.failed[vmi.UID], tl.reason[vmi.UID] = time.Now(), vmi.Status.Reason
 		}
+		tl.mu.Unlock()
+		if seen {
+			return
+		}
+		// The controller fails an instance once its informer saw the pod unable to run: gone
+		// from the API or in a final phase (pod GC marks a pod Failed before deleting it). A
+		// read of the API after the instance failed finds no pod that could still run. (The two
+		// watches' own times are no order: each stream delivers at its own pace.)
+		pods, err := e.kube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: kubevirtv1.CreatedByLabel + "=" + string(vmi.UID)})
+		found := ""
+		if err != nil {
+			found = "unknown: " + err.Error()
+		} else {
+			for _, p := range pods.Items {
+				if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+					found = fmt.Sprintf("pod %s (phase %s, deleting %t)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+				}
+			}
+		}
+		tl.mu.Lock()
+		tl.podAtFailure[vmi.UID] = found
 		tl.mu.Unlock()
 	})
 	follow(func(ctx context.Context) (watch.Interface, error) {
@@ -114,6 +139,15 @@ func (tl *timeline) failure(uid types.UID) (time.Time, string, bool) {
 	return at, tl.reason[uid], ok
 }
 
+// podLeftAtFailure says which launcher pod of the instance that could still run the API held
+// when the instance was seen Failed ("" when none), and whether that read was done yet.
+func (tl *timeline) podLeftAtFailure(uid types.UID) (string, bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	found, ok := tl.podAtFailure[uid]
+	return found, ok
+}
+
 func (tl *timeline) podGone(uid types.UID) (time.Time, bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -139,22 +173,10 @@ func TestNodeLoss(t *testing.T) {
 	if len(nodes.Items) < 2 {
 		t.Skipf("needs two nodes (NV_NODES=2), the cluster has %d", len(nodes.Items))
 	}
-	// The node to lose: one that does not run the API server (its loss would be another test).
-	api := map[string]bool{}
-	for _, p := range e.componentPods("nativevirt-apiserver") {
-		api[p.Spec.NodeName] = true
-	}
-	var lost, other string
-	for _, n := range nodes.Items {
-		switch {
-		case lost == "" && !api[n.Name]:
-			lost = n.Name
-		case other == "":
-			other = n.Name
-		}
-	}
+	lost, other := nodeToLose(nodes.Items, podsPerNode(e.componentPods("nativevirt-apiserver")),
+		podsPerNode(e.componentPods("nativevirt-etcd")))
 	if lost == "" || other == "" {
-		t.Fatalf("no node without the API server to lose among %d nodes", len(nodes.Items))
+		t.Fatalf("no node among %d whose loss leaves an API server and a quorum of etcd members on another", len(nodes.Items))
 	}
 	t.Logf("losing node %s; the VMs should move to %s", lost, other)
 
@@ -311,13 +333,19 @@ func TestNodeLoss(t *testing.T) {
 		return true, nil
 	})
 	for _, name := range onLost {
-		at, reason, _ := tl.failure(g.all[name].UID)
-		gone, _ := tl.podGone(g.all[name].UID)
+		_, reason, _ := tl.failure(g.all[name].UID)
 		if reason != "NodeUnresponsive" {
 			t.Errorf("instance of %s failed with reason %q, want NodeUnresponsive", name, reason)
 		}
-		if at.Before(gone) {
-			t.Errorf("instance of %s failed at %s, before its launcher pod left (%s)", name, at.UTC().Format(time.RFC3339Nano), gone.UTC().Format(time.RFC3339Nano))
+		var left string
+		if err := poll(time.Minute, 100*time.Millisecond, func() (bool, error) {
+			var read bool
+			left, read = tl.podLeftAtFailure(g.all[name].UID)
+			return read, nil
+		}); err != nil {
+			t.Errorf("instance of %s: the read of its pod at its failure did not happen: %v", name, err)
+		} else if left != "" {
+			t.Errorf("instance of %s failed while its launcher %s could still run", name, left)
 		}
 	}
 	failReasons := reasons(tl, g, onLost)
@@ -413,4 +441,48 @@ func (e *env) restoreNode(name string, idx int) {
 	if err := poll(lossTimeout, time.Second, func() (bool, error) { return e.nodeHealthy(name) }); err != nil {
 		e.t.Errorf("node %s not healthy again: %v", name, err)
 	}
+}
+
+// podsPerNode counts pods by the node they run on.
+func podsPerNode(pods []corev1.Pod) map[string]int {
+	n := map[string]int{}
+	for _, p := range pods {
+		n[p.Spec.NodeName]++
+	}
+	return n
+}
+
+// nodeToLose picks the node to lose and one that stays: the loss must leave an API server running
+// on another node and, in the HA installation (its etcd members: etcd), a majority of the members
+// (losing the API is the faults of TestFaults). A node without an API server is preferred (the
+// default installation's single one; either node of the HA installation's two).
+func nodeToLose(nodes []corev1.Node, api, etcd map[string]int) (lost, other string) {
+	apis, members := 0, 0
+	for _, c := range api {
+		apis += c
+	}
+	for _, c := range etcd {
+		members += c
+	}
+	survives := func(n string) bool {
+		return apis-api[n] > 0 && (members == 0 || 2*(members-etcd[n]) > members)
+	}
+	for _, preferNoAPI := range []bool{true, false} {
+		for _, n := range nodes {
+			if survives(n.Name) && (!preferNoAPI || api[n.Name] == 0) {
+				lost = n.Name
+				break
+			}
+		}
+		if lost != "" {
+			break
+		}
+	}
+	for _, n := range nodes {
+		if n.Name != lost {
+			other = n.Name
+			break
+		}
+	}
+	return lost, other
 }

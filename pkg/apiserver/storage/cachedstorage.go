@@ -21,7 +21,8 @@ import (
 // specs' repeated maps (sharedspecs.go). typer knows the kinds of the stored objects. cached says
 // whether a resource has a watch cache (the --watch-cache and --watch-cache-sizes flags). With
 // revisions (nil: none), consistent GETs of a cached resource are served from its cache when it
-// holds the current version (cachedgets.go).
+// holds the current version (cachedgets.go). Every resource's storage refuses watches and lists
+// from a resourceVersion etcd has not reached (revisionguard.go).
 func SharingWatchCaches(getter generic.RESTOptionsGetter, typer runtime.ObjectTyper, cached func(schema.GroupResource) (bool, error), raw RawFunc, revisions KeyRevisionFunc) generic.RESTOptionsGetter {
 	return sharingOptions{getter, typer, cached, raw, revisions}
 }
@@ -45,15 +46,15 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	}
 	raw, revisions := o.raw, o.revisions
 	if !cached {
-		opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+		opts.Decorator = guardRevisions(func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 			newFunc, newListFunc func() runtime.Object, _ apistorage.AttrFunc, _ apistorage.IndexerFuncs, _ *cache.Indexers,
 		) (apistorage.Interface, factory.DestroyFunc, error) {
 			return raw(config, newFunc, newListFunc, resourcePrefix)
-		}
+		})
 		return opts, nil
 	}
 	sharing := sharingCacher(raw)
-	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+	opts.Decorator = guardRevisions(func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggerFuncs apistorage.IndexerFuncs, indexers *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
 		s, destroy, err := sharing(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
@@ -68,7 +69,7 @@ func (o sharingOptions) GetRESTOptions(resource schema.GroupResource, example ru
 			return nil, nil, err
 		}
 		return served, destroy, nil
-	}
+	})
 	return opts, nil
 }
 

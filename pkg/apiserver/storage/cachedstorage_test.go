@@ -191,7 +191,8 @@ func shapedVM(name, memory string) *kubevirtv1.VirtualMachine {
 }
 
 // Every resource's storage is built by the given function; the watch cache's resources get the
-// sharing cacher in front of it, resources without a cache the storage alone.
+// sharing cacher in front of it, resources without a cache the storage alone; both behind the
+// revision guard.
 func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
 	if err != nil {
@@ -216,7 +217,12 @@ func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := vmStorage(t, opts.Decorator, opts.StorageConfig, "/kubevirt.io/"+resource+"/")
+		guarded := vmStorage(t, opts.Decorator, opts.StorageConfig, "/kubevirt.io/"+resource+"/")
+		g, ok := guarded.(revisionGuard)
+		if !ok {
+			t.Fatalf("%s: storage %T, want the revision guard in front", resource, guarded)
+		}
+		s := g.Interface
 		if _, isCacher := s.(*cacherstorage.CacheDelegator); isCacher != wantCacher {
 			t.Errorf("%s: storage %T, want a watch cache: %v", resource, s, wantCacher)
 		}

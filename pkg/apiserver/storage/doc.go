@@ -14,5 +14,10 @@
 //   - InProcessEtcd (etcdstorage.go): every resource's storage on one in-process client of the
 //     embedded etcd member instead of a gRPC connection each; Dialed is k8s.io/apiserver's own.
 //
+// One piece does change an answer, for clients that k8s.io/apiserver would leave blind:
+// SharingWatchCaches also puts every resource's storage behind a revision guard
+// (revisionguard.go), which refuses a watch or list from a resourceVersion beyond etcd's current
+// revision (a client of an etcd that was replaced) as too large, so that the client lists afresh.
+//
 // The server wiring needs only these exported names; everything else stays inside.
 package storage
