@@ -15,7 +15,6 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
-	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // cachedGetsFixture is the VMs' storage with the sharing watch cache on a fresh embedded etcd,
@@ -31,13 +30,7 @@ type cachedGetsFixture struct {
 
 func newCachedGetsFixture(t *testing.T) cachedGetsFixture {
 	t.Helper()
-	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-	f := cachedGetsFixture{backend: NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0), etcdGets: &atomic.Int32{}, storageGets: &atomic.Int32{}}
-	t.Cleanup(f.backend.Stop)
+	f := cachedGetsFixture{backend: testEtcd(t, 0), etcdGets: &atomic.Int32{}, storageGets: &atomic.Int32{}}
 	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, apiserver.StorageVersions))
 	cfg.EncodeVersioner = apiserver.StorageVersions
 	f.config = cfg.ForResource(kubevirtv1.Resource("virtualmachines"))

@@ -21,7 +21,6 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
-	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // The watch cache's VMs share the maps their specs repeat, while a VM read from etcd for one
@@ -143,13 +142,7 @@ func sharingVMStorage(ctx context.Context, t *testing.T) apistorage.Interface {
 // sharingVMStorageWith is sharingVMStorage storing with codec.
 func sharingVMStorageWith(ctx context.Context, t *testing.T, codec runtime.Codec) apistorage.Interface {
 	t.Helper()
-	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
-	t.Cleanup(backend.Stop)
+	backend := testEtcd(t, 0)
 	cfg := storagebackend.NewDefaultConfig("/registry", codec)
 	return vmStorage(t, sharingCacher(backend.Storage), cfg.ForResource(kubevirtv1.Resource("virtualmachines")), prefix)
 }
@@ -194,13 +187,7 @@ func shapedVM(name, memory string) *kubevirtv1.VirtualMachine {
 // sharing cacher in front of it, resources without a cache the storage alone; both behind the
 // revision guard.
 func TestSharingWatchCachesDecoratesCachedResourcesOnly(t *testing.T) {
-	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
-	t.Cleanup(backend.Stop)
+	backend := testEtcd(t, 0)
 	built := map[string]int{}
 	raw := func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (apistorage.Interface, factory.DestroyFunc, error) {
 		built[config.GroupResource.Resource]++

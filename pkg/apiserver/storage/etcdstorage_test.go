@@ -13,20 +13,13 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
-	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // inProcessVMStorage is the VMs' storage (no watch cache) on a fresh embedded etcd reached
 // in-process, compacted every compaction (0: never); everything ends with the test.
 func inProcessVMStorage(t *testing.T, compaction time.Duration) apistorage.Interface {
 	t.Helper()
-	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), compaction)
-	t.Cleanup(backend.Stop)
+	backend := testEtcd(t, compaction)
 	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion))
 	s, destroy, err := backend.Storage(cfg.ForResource(kubevirtv1.Resource("virtualmachines")),
 		func() runtime.Object { return &kubevirtv1.VirtualMachine{} },

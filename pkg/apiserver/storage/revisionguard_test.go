@@ -17,7 +17,6 @@ import (
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/apiserver"
-	"github.com/nativevirt/nativevirt/pkg/apiserver/embeddedetcd"
 )
 
 // A watch or list from a resourceVersion beyond etcd's revision (a client of an etcd that was
@@ -94,13 +93,7 @@ func TestRevisionGuardRefusesVersionsEtcdHasNotReached(t *testing.T) {
 // the sharing watch cache when cached.
 func guardedVMStorage(t *testing.T, cached bool) apistorage.Interface {
 	t.Helper()
-	etcd, err := embeddedetcd.Start(context.Background(), embeddedetcd.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-	backend := NewInProcessEtcd(etcd.InProcessClient(), etcd.ClientURL(), 0)
-	t.Cleanup(backend.Stop)
+	backend := testEtcd(t, 0)
 	cfg := storagebackend.NewDefaultConfig("/registry", Codec(apiserver.Scheme, kubevirtv1.SchemeGroupVersion))
 	var decorate generic.StorageDecorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, _ apistorage.AttrFunc, _ apistorage.IndexerFuncs, _ *cache.Indexers,
