@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,20 +19,12 @@ import (
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
 	"github.com/nativevirt/nativevirt/pkg/launcherpod"
 	"github.com/nativevirt/nativevirt/pkg/node/convert"
-	"github.com/nativevirt/nativevirt/pkg/node/podfs"
+	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
 
 // counterUserData starts a counter on the serial console: a line with the guest's uptime every
 // 100 ms, numbered from 1 at boot (a second boot would start again at 1).
-const counterUserData = "#!/bin/sh\n" +
-	"( i=0; while :; do i=$((i+1)); read up idle </proc/uptime; echo \"tick $i uptime $up\"; sleep 0.1; done ) &\n" +
-	"echo counter-started\n"
-
-var (
-	tickRE = regexp.MustCompile(`tick (\d+) uptime ([0-9.]+)`)
-	// bootRE is the kernel's first line: the guest booted (again) in that serial log.
-	bootRE = regexp.MustCompile(`Linux version \d`)
-)
+var counterUserData = framework.CounterUserData(100 * time.Millisecond)
 
 // migrationPhases is the order of a migration's phases (KubeVirt's names).
 var migrationPhases = []kubevirtv1.VirtualMachineInstanceMigrationPhase{
@@ -55,10 +44,9 @@ func phaseIndex(p kubevirtv1.VirtualMachineInstanceMigrationPhase) int {
 
 // tick is one counter line of the guest, with the host time the test read it at.
 type tick struct {
-	n      int
-	uptime float64
-	seen   time.Time
-	pod    string
+	framework.Tick
+	seen time.Time
+	pod  string
 }
 
 // tickRecorder reads the serial logs of launcher pods every 20 ms (from the host, through the
@@ -72,10 +60,8 @@ type tickRecorder struct {
 }
 
 type serialLog struct {
-	path    string
-	offset  int64
-	partial string
-	boots   int
+	framework.SerialLog
+	boots int
 }
 
 func newTickRecorder() *tickRecorder {
@@ -96,18 +82,12 @@ func newTickRecorder() *tickRecorder {
 	return r
 }
 
-// serialLogPath is the host path of the serial log of a launcher pod on node.
-func (f *flow) serialLogPath(pod *corev1.Pod) string {
-	root := podfs.Locator{KubeletRoot: filepath.Join(f.c.Dir(), "nodes", pod.Spec.NodeName, "kubelet")}
-	return filepath.Join(root.EmptyDir(pod.UID, launcherpod.PrivateVolume), filepath.Base(launcherpod.SerialLog))
-}
-
 // follow starts reading the serial log of pod (from its beginning).
 func (r *tickRecorder) follow(f *flow, pod *corev1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.logs[pod.Name]; !ok {
-		r.logs[pod.Name] = &serialLog{path: f.serialLogPath(pod)}
+		r.logs[pod.Name] = &serialLog{SerialLog: framework.SerialLog{Path: f.c.SerialLogPath(pod)}}
 	}
 }
 
@@ -122,31 +102,13 @@ func (r *tickRecorder) poll() {
 	sort.Strings(names)
 	for _, name := range names {
 		l := r.logs[name]
-		fh, err := os.Open(l.path)
+		ticks, boots, err := l.Read()
 		if err != nil {
 			continue
 		}
-		buf := make([]byte, 1<<20)
-		k, _ := fh.ReadAt(buf, l.offset)
-		_ = fh.Close()
-		if k == 0 {
-			continue
-		}
-		l.offset += int64(k)
-		data := l.partial + string(buf[:k])
-		lines := strings.Split(data, "\n")
-		l.partial = lines[len(lines)-1]
-		for _, line := range lines[:len(lines)-1] {
-			if bootRE.MatchString(line) {
-				l.boots++
-			}
-			m := tickRE.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			n, _ := strconv.Atoi(m[1])
-			up, _ := strconv.ParseFloat(m[2], 64)
-			r.ticks = append(r.ticks, tick{n: n, uptime: up, seen: now, pod: name})
+		l.boots += boots
+		for _, tk := range ticks {
+			r.ticks = append(r.ticks, tick{Tick: tk, seen: now, pod: name})
 		}
 	}
 }
@@ -171,7 +133,7 @@ func (r *tickRecorder) snapshot() ([]tick, map[string]int) {
 		if !ticks[i].seen.Equal(ticks[j].seen) {
 			return ticks[i].seen.Before(ticks[j].seen)
 		}
-		return ticks[i].n < ticks[j].n
+		return ticks[i].N < ticks[j].N
 	})
 	return ticks, boots
 }
@@ -220,15 +182,15 @@ func (r *tickRecorder) continuity(t *testing.T) (time.Duration, string) {
 	where := ""
 	for i := 1; i < len(ticks); i++ {
 		a, b := ticks[i-1], ticks[i]
-		if b.n <= a.n || b.uptime < a.uptime {
+		if b.N <= a.N || b.Uptime < a.Uptime {
 			t.Errorf("counter went back: %+v then %+v (a restart or a second running copy)", a, b)
 		}
-		if b.n != a.n+1 {
-			t.Logf("counter lines %d..%d missing (%s → %s)", a.n+1, b.n-1, a.pod, b.pod)
+		if b.N != a.N+1 {
+			t.Logf("counter lines %d..%d missing (%s → %s)", a.N+1, b.N-1, a.pod, b.pod)
 		}
 		if d := b.seen.Sub(a.seen); d > gap {
 			gap = d
-			where = fmt.Sprintf("tick %d (uptime %.2f, pod %s) → tick %d (uptime %.2f, pod %s)", a.n, a.uptime, a.pod, b.n, b.uptime, b.pod)
+			where = fmt.Sprintf("tick %d (uptime %.2f, pod %s) → tick %d (uptime %.2f, pod %s)", a.N, a.Uptime, a.pod, b.N, b.Uptime, b.pod)
 		}
 	}
 	return gap, where

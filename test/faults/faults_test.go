@@ -168,6 +168,8 @@ func (e *env) apply(g *guests, w *writer, f fault) result {
 	e.t.Helper()
 	e.t.Logf("=== fault: %s", f.name)
 	r := result{fault: f.name}
+	marks, bad := g.counterMarks()
+	r.problems = append(r.problems, bad...)
 	t0 := time.Now()
 	probe := e.startProbe()
 	back, err := f.inject(e)
@@ -201,7 +203,11 @@ func (e *env) apply(g *guests, w *writer, f fault) result {
 	if len(errs) > 0 {
 		e.t.Logf("writer errors (first %d): %v", len(errs), errs)
 	}
+	if f.killsGuest != "" {
+		g.counting(f.killsGuest) // its new guest boots and counts
+	}
 	r.problems = append(r.problems, g.checkUntouched(killed)...)
+	r.problems = append(r.problems, g.checkCounters(marks, killed)...)
 	r.problems = append(r.problems, e.doubles()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -32,17 +32,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kubevirtv1 "github.com/nativevirt/nativevirt/pkg/apis/kubevirt/v1"
+	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
 
 // bootTimeout bounds a guest's start under TCG on a busy 2-CPU machine.
 const bootTimeout = 5 * time.Minute
 
-// guest is what proves that a running guest was not restarted: its instance and its QEMU.
+// guest is what proves that a running guest was not restarted: its instance, its QEMU and the
+// counter it prints on its serial console.
 type guest struct {
-	Name string
-	UID  types.UID
-	Node string
-	QEMU proc
+	Name    string
+	UID     types.UID
+	Node    string
+	QEMU    proc
+	Counter *framework.Counter
 }
 
 // guests are the test's running VMs (runStrategy Always), by name.
@@ -75,12 +78,18 @@ func (e *env) demoVM(name string, strategy kubevirtv1.VirtualMachineRunStrategy)
 	return vm
 }
 
-// startGuests creates n demo VMs with runStrategy Always and waits until each runs in one QEMU.
+// startGuests creates n demo VMs with runStrategy Always whose guests print a counter on their
+// consoles, and waits until each runs in one QEMU and counts.
 func (e *env) startGuests(n int) *guests {
 	e.t.Helper()
 	g := &guests{e: e, all: map[string]guest{}}
 	for i := 1; i <= n; i++ {
 		vm := e.demoVM(fmt.Sprintf("guest-%d", i), kubevirtv1.RunStrategyAlways)
+		for i := range vm.Spec.Template.Spec.Volumes {
+			if ci := vm.Spec.Template.Spec.Volumes[i].CloudInitNoCloud; ci != nil {
+				ci.UserData = framework.CounterUserData(counterPeriod)
+			}
+		}
 		if _, err := e.kv.KubevirtV1().VirtualMachines(e.ns).Create(context.Background(), vm, metav1.CreateOptions{}); err != nil {
 			e.t.Fatal(err)
 		}
@@ -88,6 +97,9 @@ func (e *env) startGuests(n int) *guests {
 	}
 	for _, name := range g.names() {
 		g.all[name] = g.running(name, "")
+	}
+	for _, name := range g.names() {
+		g.counting(name)
 	}
 	e.t.Logf("guests running: %s", g)
 	return g
@@ -135,7 +147,8 @@ func (g *guests) running(name string, not types.UID) guest {
 		if len(qemu) != 1 {
 			return false, fmt.Errorf("QEMU processes %v", qemu)
 		}
-		out = guest{Name: name, UID: vmi.UID, Node: vmi.Status.NodeName, QEMU: qemu[0]}
+		out = guest{Name: name, UID: vmi.UID, Node: vmi.Status.NodeName, QEMU: qemu[0],
+			Counter: framework.NewCounter(e.c.SerialLogPath(&pods[0]))}
 		return true, nil
 	})
 	return out

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,22 +38,21 @@ import (
 	"github.com/nativevirt/nativevirt/pkg/node/virt"
 	"github.com/nativevirt/nativevirt/pkg/streams"
 	"github.com/nativevirt/nativevirt/pkg/streams/streamstest"
+	"github.com/nativevirt/nativevirt/test/e2e/framework"
 )
 
 const (
-	migVMIName   = "mover"
-	migVMIUID    = types.UID("4f0c1a2b-9d8e-4c7b-8a6f-5e4d3c2b1a09")
-	migUID       = types.UID("7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d")
-	sourcePodUID = types.UID("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
-	// counterUserData writes a marker to the emptyDisk (vdc) and starts a
-	// counter on the serial console with the guest's uptime.
-	counterUserData = "#!/bin/sh\nprintf 'scratch-%s\\n' $((1000+234)) >/dev/vdc\nsync\n" +
-		"( i=0; while :; do i=$((i+1)); read up idle </proc/uptime; echo \"tick $i uptime $up\"; sleep 0.5; done ) &\n" +
-		"echo counter-started\n"
+	migVMIName    = "mover"
+	migVMIUID     = types.UID("4f0c1a2b-9d8e-4c7b-8a6f-5e4d3c2b1a09")
+	migUID        = types.UID("7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d")
+	sourcePodUID  = types.UID("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
 	scratchMarker = "scratch-1234"
 )
 
-var tickRE = regexp.MustCompile(`tick (\d+) uptime ([0-9.]+)`)
+// counterUserData writes a marker to the emptyDisk (vdc) and starts a counter on the serial
+// console with the guest's uptime.
+var counterUserData = "#!/bin/sh\nprintf 'scratch-%s\\n' $((1000+234)) >/dev/vdc\nsync\n" +
+	framework.CounterScript(500*time.Millisecond)
 
 // migrationNode is one node of the test: a launcher pod under its own kubelet root and its
 // node agent, whose stream endpoint serves the other agent's tunnels over mutual TLS.
@@ -187,17 +185,11 @@ func startMigrationAgent(t *testing.T, n *migrationNode, kv *kvfake.Clientset, k
 	})
 }
 
-// ticks are the counter lines of a serial log: (tick, uptime) pairs.
-func ticks(t *testing.T, p *pod) [][2]float64 {
+// ticks are the counter lines of a serial log.
+func ticks(t *testing.T, p *pod) []framework.Tick {
 	t.Helper()
 	data, _ := os.ReadFile(filepath.Join(p.private, "serial.log"))
-	var out [][2]float64
-	for _, m := range tickRE.FindAllSubmatch(data, -1) {
-		n, _ := strconv.ParseFloat(string(m[1]), 64)
-		up, _ := strconv.ParseFloat(string(m[2]), 64)
-		out = append(out, [2]float64{n, up})
-	}
-	return out
+	return framework.ParseTicks(data)
 }
 
 // updateVMI plays the controller and the apiserver's label mirroring: it changes the VMI,
@@ -377,13 +369,13 @@ func TestLiveMigrationOnRealLibvirt(t *testing.T) {
 	waitFor(t, 60*time.Second, "the counter on the target", func() bool { return len(ticks(t, dst.pod)) >= 3 })
 	after := ticks(t, dst.pod)
 	first := after[0]
-	t.Logf("counter: last on the source before the migration tick %.0f (uptime %.2f s); first on the target tick %.0f (uptime %.2f s)",
-		lastBefore[0], lastBefore[1], first[0], first[1])
-	if first[0] <= lastBefore[0] || first[1] <= lastBefore[1] {
+	t.Logf("counter: last on the source before the migration tick %d (uptime %.2f s); first on the target tick %d (uptime %.2f s)",
+		lastBefore.N, lastBefore.Uptime, first.N, first.Uptime)
+	if first.N <= lastBefore.N || first.Uptime <= lastBefore.Uptime {
 		t.Errorf("the counter restarted: first on the target %v, last before the migration %v", first, lastBefore)
 	}
 	for i := 1; i < len(after); i++ {
-		if after[i][0] != after[i-1][0]+1 {
+		if after[i].N != after[i-1].N+1 {
 			t.Errorf("counter jumps on the target: %v", after)
 			break
 		}
@@ -475,7 +467,7 @@ func TestMigrationFailuresKeepTheGuestOnTheSource(t *testing.T) {
 		waitFor(t, 60*time.Second, tc.name+": the counter going on at the source", func() bool { return len(ticks(t, w.src.pod)) >= n+3 })
 		all := ticks(t, w.src.pod)
 		for i := 1; i < len(all); i++ {
-			if all[i][0] != all[i-1][0]+1 || all[i][1] < all[i-1][1] {
+			if all[i].N != all[i-1].N+1 || all[i].Uptime < all[i-1].Uptime {
 				failf(t, true, "%s: the counter restarted or jumped on the source: %v", tc.name, all[i-1:i+1])
 			}
 		}
