@@ -125,17 +125,7 @@ func TestImportFormats(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			o := httpOptions(serveBytes(t, tc.body), "/image", dir, 4*mib)
-			res, err := Run(context.Background(), o)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if res.Format != tc.format || len(res.Compression) != tc.compression {
-				t.Errorf("format %q compression %v, want %q and %d layers", res.Format, res.Compression, tc.format, tc.compression)
-			}
-			got, err := os.ReadFile(filepath.Join(dir, DiskImage))
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := importDisk(t, o, tc.format, tc.compression)
 			if len(got) != 4*mib {
 				t.Errorf("disk.img is %d bytes, want it grown to the image size %d", len(got), 4*mib)
 			}
@@ -280,4 +270,22 @@ func TestCloneSource(t *testing.T) {
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a wrong token: got %v, want 401", err)
 	}
+}
+
+// importDisk runs the import o, checks the format and the number of compression layers it
+// detected, and returns the disk.img it wrote.
+func importDisk(t *testing.T, o Options, format string, compression int) []byte {
+	t.Helper()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Format != format || len(res.Compression) != compression {
+		t.Errorf("format %q compression %v, want %q and %d layers", res.Format, res.Compression, format, compression)
+	}
+	got, err := os.ReadFile(filepath.Join(o.TargetDir, DiskImage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -108,17 +108,7 @@ func TestImportRegistry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			o := Options{Registry: &tc.src, TargetDir: dir, ImageSize: 4 * mib, Progress: &Progress{}}
-			res, err := Run(context.Background(), o)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if res.Format != tc.format || len(res.Compression) != tc.compression {
-				t.Errorf("format %q compression %v, want %q and %d layers", res.Format, res.Compression, tc.format, tc.compression)
-			}
-			got, err := os.ReadFile(filepath.Join(dir, DiskImage))
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := importDisk(t, o, tc.format, tc.compression)
 			if len(got) != 4*mib || !bytes.Equal(got[:len(raw)], raw) || !allZero(got[len(raw):]) {
 				t.Errorf("disk.img (%d bytes) does not hold the image's disk grown to %d bytes", len(got), 4*mib)
 			}
